@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-descent/git-descent/sandbox"
+)
+
+// Request is one rollout: a task, and where the library and the task's files
+// were laid out for it.
+type Request struct {
+	Library   string
+	TaskID    string
+	Prompt    string
+	TaskFile  string   // JSON of the task as the agent may see it (no answers)
+	SkillDir  string   // absolute directory of the library version
+	Workspace string   // absolute working directory of the rollout
+	Files     []string // absolute paths of the task's input files
+	Control   string   // a private directory for the output file, HOME and TMPDIR
+}
+
+// Response is what a rollout produced.
+type Response struct {
+	Output    string
+	Truncated bool // the output went over the cap
+	Tokens    int64
+	Stderr    string
+}
+
+// Runner performs rollouts. Implementations are safe for concurrent use.
+type Runner interface {
+	Run(ctx context.Context, req Request) (Response, error)
+}
+
+// Exec is a Runner that runs a command template: any agent with a command
+// line. The command sees the task in template variables, environment
+// variables and standard input (the prompt); its answer is the file it
+// writes to DESCENT_OUTPUT_FILE, or else its standard output.
+type Exec struct {
+	Command   string        // template, see Vars
+	Allow     []string      // environment variable names passed through
+	Timeout   time.Duration // per rollout
+	MaxOutput int           // cap on the output; 0 means sandbox.DefaultMaxOutput
+	ExePath   string        // PATH that finds git-descent itself (git.ExecutablePath)
+}
+
+// Run implements Runner.
+func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
+	outFile := filepath.Join(req.Control, "output")
+	vars := map[string]string{
+		"prompt":      req.Prompt,
+		"task_id":     req.TaskID,
+		"task_file":   req.TaskFile,
+		"skill_dir":   req.SkillDir,
+		"workspace":   req.Workspace,
+		"output_file": outFile,
+		"library":     req.Library,
+	}
+	command, err := Expand(e.Command, vars)
+	if err != nil {
+		return Response{}, err
+	}
+	set := map[string]string{
+		"DESCENT_PROMPT":      req.Prompt,
+		"DESCENT_TASK_ID":     req.TaskID,
+		"DESCENT_TASK_FILE":   req.TaskFile,
+		"DESCENT_SKILL_DIR":   req.SkillDir,
+		"DESCENT_WORKSPACE":   req.Workspace,
+		"DESCENT_OUTPUT_FILE": outFile,
+		"DESCENT_LIBRARY":     req.Library,
+		"DESCENT_FILES":       strings.Join(req.Files, string(os.PathListSeparator)),
+	}
+	isolate(set, req.Control, e.Allow)
+	res, err := sandbox.Run(ctx, sandbox.Spec{
+		Command:   command,
+		Dir:       req.Workspace,
+		Env:       sandbox.Environ(e.Allow, set, e.ExePath),
+		Stdin:     []byte(req.Prompt),
+		Timeout:   e.Timeout,
+		MaxOutput: e.MaxOutput,
+	})
+	resp := Response{Output: string(res.Stdout), Truncated: res.Truncated, Stderr: string(res.Stderr)}
+	if err != nil {
+		return resp, err
+	}
+	if data, rerr := os.ReadFile(outFile); rerr == nil {
+		resp.Output = string(data)
+	}
+	return resp, nil
+}
+
+// isolate points HOME and TMPDIR into the control directory unless the
+// library's config passes the user's own through.
+func isolate(set map[string]string, control string, allow []string) {
+	for _, dir := range []struct{ name, sub string }{{"HOME", "home"}, {"TMPDIR", "tmp"}} {
+		if contains(allow, dir.name) {
+			continue
+		}
+		p := filepath.Join(control, dir.sub)
+		_ = os.MkdirAll(p, 0o755)
+		set[dir.name] = p
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

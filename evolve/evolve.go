@@ -1,0 +1,210 @@
+// Package evolve runs `git descent evolve`: workers propose edits to a
+// library from dev snapshots, and the aggregator decides which enter dev.
+//
+// The run is built as stages connected by a queue whose items carry the dev
+// commit they were made from (ledger.Proposal.Base): workers produce
+// submissions, the aggregator consumes them. This runtime schedules the
+// stages in synchronous rounds (all workers, then one aggregation), the
+// special case of the barrier-free design in DESIGN.md.
+package evolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/merge"
+)
+
+// Options configure a run. Zero values take the defaults documented on the
+// command line.
+type Options struct {
+	Workers int           // parallel workers
+	Rounds  int           // aggregator rounds to run
+	Target  float64       // stop once dev's validation reward reaches this; 0 means no target
+	MaxTime time.Duration // stop after this long; 0 means no limit
+	Jobs    int           // rollouts running at once, workers' and gate's together
+	Out     io.Writer     // human-readable progress
+	Log     *slog.Logger
+}
+
+// Summary is the outcome of a run, for the closing report and --json.
+type Summary struct {
+	Library    string                 `json:"library"`
+	Start      git.Hash               `json:"start"` // dev when the run began
+	Dev        git.Hash               `json:"dev"`
+	Stable     git.Hash               `json:"stable"`
+	Tasks      map[string]int         `json:"tasks"` // per split
+	Baseline   float64                `json:"baseline"`
+	Final      float64                `json:"final"`
+	StableVal  float64                `json:"stable_validation"`
+	TestStart  float64                `json:"test_start"`
+	TestFinal  float64                `json:"test_final"`
+	Rounds     int                    `json:"rounds"`
+	Proposals  int                    `json:"proposals"`
+	Merges     int                    `json:"merges"` // dev commits made
+	Outcomes   map[ledger.Outcome]int `json:"outcomes"`
+	Promotions int                    `json:"promotions"`
+	Rollouts   int64                  `json:"rollouts"`
+	CacheHits  int64                  `json:"cache_hits"`
+	Seconds    float64                `json:"seconds"`
+	Stop       string                 `json:"stop"` // why the run ended
+}
+
+// Evolve runs the evolution of lib in repo until a stop condition holds.
+// The user's working tree, index, HEAD and branches are never touched:
+// everything happens in git-descent's refs and under .git/descent.
+func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options) (*Summary, error) {
+	start := time.Now()
+	opts = withDefaults(opts)
+	if opts.MaxTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.MaxTime)
+		defer cancel()
+	}
+	r, err := setup(ctx, repo, lib, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	sum, err := r.run(ctx)
+	if sum != nil {
+		sum.Seconds = time.Since(start).Seconds()
+		st := r.eval.Stats()
+		sum.Rollouts, sum.CacheHits = st.Rollouts, st.Hits
+	}
+	return sum, err
+}
+
+func withDefaults(o Options) Options {
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 6
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = 2 * o.Workers
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// run is the round loop.
+func (r *runner) run(ctx context.Context) (*Summary, error) {
+	sum := r.summary
+	if err := r.baseline(ctx); err != nil {
+		return sum, err
+	}
+	pending, err := r.pending(ctx)
+	if err != nil {
+		return sum, err
+	}
+	sum.Stop = "rounds"
+	for round := 1; round <= r.opts.Rounds; round++ {
+		if r.opts.Target > 0 && sum.Final >= r.opts.Target {
+			sum.Stop = "target"
+			break
+		}
+		res, err := r.round(ctx, pending)
+		pending = nil
+		if errors.Is(err, context.DeadlineExceeded) && r.opts.MaxTime > 0 {
+			sum.Stop = "max-time"
+			fmt.Fprintf(r.opts.Out, "stopped: --max-time %s reached; proposals not yet decided are decided by the next run\n", r.opts.MaxTime)
+			break
+		}
+		if err != nil {
+			return sum, err
+		}
+		r.account(res)
+	}
+	if r.opts.Target > 0 && sum.Final >= r.opts.Target && sum.Stop == "rounds" {
+		sum.Stop = "target"
+	}
+	return sum, r.finish(context.WithoutCancel(ctx))
+}
+
+// round runs every worker on the same dev snapshot, then one aggregation.
+func (r *runner) round(ctx context.Context, pending []*merge.Submission) (*merge.RoundResult, error) {
+	dev, err := r.repo.ResolveRef(ctx, r.refs.Dev())
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		sub *merge.Submission
+		dec *ledger.Decision
+		err error
+	}
+	results := make([]result, len(r.workers))
+	var wg sync.WaitGroup
+	for i, w := range r.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sub, dec, err := w.step(ctx, dev, r.roundNo+1)
+			results[i] = result{sub, dec, err}
+		}()
+	}
+	wg.Wait()
+	subs := append([]*merge.Submission(nil), pending...)
+	var others []ledger.Decision
+	for _, res := range results {
+		if res.err != nil {
+			return nil, res.err
+		}
+		if res.sub != nil {
+			subs = append(subs, res.sub)
+		}
+		if res.dec != nil {
+			others = append(others, *res.dec)
+		}
+	}
+	out, err := r.agg.Round(ctx, subs, others)
+	if err != nil {
+		return nil, err
+	}
+	r.roundNo = out.Round
+	r.report(out, results2lines(r.workers))
+	return out, nil
+}
+
+func results2lines(ws []*worker) []string {
+	lines := make([]string, 0, len(ws))
+	for _, w := range ws {
+		if w.last != "" {
+			lines = append(lines, w.last)
+		}
+	}
+	return lines
+}
+
+// account adds a round's outcome to the summary.
+func (r *runner) account(res *merge.RoundResult) {
+	s := r.summary
+	s.Rounds++
+	for _, d := range res.Decisions {
+		s.Outcomes[d.Outcome]++
+		if !d.Proposal.IsZero() {
+			s.Proposals++
+		}
+	}
+	if !res.Merge.IsZero() {
+		s.Merges++
+	}
+	if res.Promotion != nil {
+		s.Promotions++
+	}
+	s.Final, s.StableVal = res.DevScore, res.Stable
+}

@@ -1,0 +1,237 @@
+package evolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/materialize"
+	"github.com/git-descent/git-descent/merge"
+	"github.com/git-descent/git-descent/rollout"
+	"github.com/git-descent/git-descent/sandbox"
+)
+
+// runner is one evolve run: it owns the worker worktrees (removed by close)
+// and the library's refs for the duration.
+type runner struct {
+	repo    *git.Repo
+	lib     *library.Library
+	opts    Options
+	refs    ledger.Refs
+	splits  map[eval.Split][]eval.Task
+	eval    *rollout.Evaluator
+	agg     *merge.Aggregator
+	workers []*worker
+	summary *Summary
+	roundNo int // the last aggregator round recorded in the journal
+}
+
+// setup checks the preconditions of a run and prepares everything it needs:
+// tasks and splits, dev and stable refs, the evaluator, the workers.
+func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options) (*runner, error) {
+	if _, err := git.CheckVersion(ctx); err != nil {
+		return nil, err
+	}
+	if err := validate(lib); err != nil {
+		return nil, err
+	}
+	head, err := checkClean(ctx, repo, lib)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{repo: repo, lib: lib, opts: opts, refs: ledger.Refs{Library: lib.Name}}
+	if r.splits, err = loadSplits(repo, lib); err != nil {
+		return nil, err
+	}
+	dev, err := r.ensureRefs(ctx, head)
+	if err != nil {
+		return nil, err
+	}
+	jh, err := ledger.OpenJournal(repo, lib.Name).Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.roundNo = jh.State.Round
+	r.summary = &Summary{Library: lib.Name, Start: dev, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}}
+	for s, ts := range r.splits {
+		r.summary.Tasks[s.String()] = len(ts)
+	}
+	if r.eval, err = newEvaluator(repo, lib, opts.Jobs); err != nil {
+		return nil, err
+	}
+	r.agg = merge.NewAggregator(repo, lib, r.splits[eval.Validation], scorer{r.eval}, opts.Log)
+	if err := r.startWorkers(ctx, dev); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// validate checks the parts of a library's config a run needs.
+func validate(l *library.Library) error {
+	fix := func(key, what string) error {
+		return fmt.Errorf("library %q has no %s: set it with `git config -f %s library.%s.%s '...'` (see `git descent init --help`)", l.Name, what, library.FileName, l.Name, key)
+	}
+	switch {
+	case strings.TrimSpace(l.Run) == "":
+		return fix("run", "run command (the agent that does a rollout)")
+	case strings.TrimSpace(l.Proposer) == "":
+		return fix("proposer", "proposer command (what edits the library after failures)")
+	case l.Minibatch < 1:
+		return fmt.Errorf("library %q: minibatch must be at least 1, not %d", l.Name, l.Minibatch)
+	case l.Delta <= 0 || l.Delta >= 1:
+		return fmt.Errorf("library %q: delta must be between 0 and 1, not %g", l.Name, l.Delta)
+	}
+	return nil
+}
+
+// checkClean refuses to run when the library is missing from HEAD or has
+// uncommitted changes: proposals are made from committed versions only.
+func checkClean(ctx context.Context, repo *git.Repo, lib *library.Library) (git.Hash, error) {
+	if repo.Top() == "" {
+		return "", errors.New("git descent evolve needs a working tree (this repository is bare)")
+	}
+	head, err := repo.Head(ctx)
+	if err != nil {
+		return "", err
+	}
+	if _, err := repo.TreeOf(ctx, head, lib.Path); errors.Is(err, git.ErrPathNotFound) {
+		return "", fmt.Errorf("%s is not in HEAD: commit it first (git add %s && git commit)", lib.Path, lib.Path)
+	} else if err != nil {
+		return "", err
+	}
+	dirty, err := repo.DirtyPaths(ctx, lib.Path)
+	if err != nil {
+		return "", err
+	}
+	if len(dirty) > 0 {
+		ex := dirty[0]
+		if len(dirty) > 1 {
+			ex += fmt.Sprintf(" and %d more", len(dirty)-1)
+		}
+		return "", fmt.Errorf("%s has uncommitted changes (%s): commit them (git add %s && git commit) or stash them (git stash -u) first", lib.Path, ex, lib.Path)
+	}
+	return head, nil
+}
+
+// loadSplits reads the library's tasks from the working tree (clean, so the
+// same as HEAD) and assigns them to splits.
+func loadSplits(repo *git.Repo, lib *library.Library) (map[eval.Split][]eval.Task, error) {
+	tasks, err := eval.Load(filepath.Join(repo.Top(), filepath.FromSlash(lib.RepoPath(lib.Evals))))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("library %q: no eval file at %s: add one, or point library.%s.evals at it", lib.Name, lib.RepoPath(lib.Evals), lib.Name)
+		}
+		return nil, err
+	}
+	fr, err := eval.ParseFractions(lib.Split)
+	if err != nil {
+		return nil, fmt.Errorf("library %q: split: %w", lib.Name, err)
+	}
+	splits := eval.Partition(tasks, lib.Seed, fr)
+	if len(splits[eval.Train]) == 0 || len(splits[eval.Validation]) == 0 {
+		return nil, fmt.Errorf("library %q: %d tasks give %d train and %d validation tasks; both need at least one (add tasks or change library.%s.split)",
+			lib.Name, len(tasks), len(splits[eval.Train]), len(splits[eval.Validation]), lib.Name)
+	}
+	return splits, nil
+}
+
+// ensureRefs creates dev and stable at HEAD on the first run and returns
+// dev. Later runs resume from the refs as they are.
+func (r *runner) ensureRefs(ctx context.Context, head git.Hash) (git.Hash, error) {
+	dev, err := r.repo.ResolveRef(ctx, r.refs.Dev())
+	if errors.Is(err, git.ErrRefNotFound) {
+		if err := r.repo.SetRef(ctx, git.SetRefRequest{Ref: r.refs.Dev(), Hash: head, Reason: "git-descent: start dev"}); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(r.opts.Out, "created %s at HEAD (%s)\n", ledger.Short(r.refs.Dev()), head.Short())
+		dev = head
+	} else if err != nil {
+		return "", err
+	}
+	if _, err := r.repo.ResolveRef(ctx, r.refs.Stable()); errors.Is(err, git.ErrRefNotFound) {
+		if err := r.repo.SetRef(ctx, git.SetRefRequest{Ref: r.refs.Stable(), Hash: dev, Reason: "git-descent: start stable"}); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(r.opts.Out, "created %s at %s\n", ledger.Short(r.refs.Stable()), dev.Short())
+	} else if err != nil {
+		return "", err
+	}
+	if _, err := r.repo.TreeOf(ctx, dev, r.lib.Path); err != nil {
+		return "", fmt.Errorf("%s has no %s: %w (delete the ref to start over from HEAD)", ledger.Short(r.refs.Dev()), r.lib.Path, err)
+	}
+	return dev, nil
+}
+
+// newEvaluator builds the cached rollout evaluator of a library.
+func newEvaluator(repo *git.Repo, lib *library.Library, jobs int) (*rollout.Evaluator, error) {
+	exe := git.ExecutablePath()
+	run := func(ctx context.Context, command, dir string, env []string, stdin []byte) ([]byte, error) {
+		res, err := sandbox.Run(ctx, sandbox.Spec{Command: command, Dir: dir, Env: env, Stdin: stdin, Timeout: lib.Timeout})
+		return res.Stdout, err
+	}
+	sc, err := eval.NewScorer(eval.ScorerConfig{
+		Kind: lib.Scorer, Tolerance: lib.Tolerance, Command: lib.ScoreCommand,
+		Dir: repo.Top(), Env: sandbox.Environ(lib.Env, nil, exe),
+	}, run)
+	if err != nil {
+		return nil, fmt.Errorf("library %q: %w", lib.Name, err)
+	}
+	return &rollout.Evaluator{
+		Repo: repo, Library: lib, Scorer: sc,
+		Runner:  &agent.Exec{Command: lib.Run, Allow: lib.Env, Timeout: lib.Timeout, ExePath: exe},
+		Limiter: sandbox.NewLimiter(jobs),
+		Cache:   rollout.OpenCache(filepath.Join(repo.DescentDir(), "cache", lib.Name, "rollouts")),
+		Config:  rollout.ConfigHash(lib),
+	}, nil
+}
+
+// scorer adapts the rollout evaluator to the aggregator's needs.
+type scorer struct{ e *rollout.Evaluator }
+
+func (s scorer) Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) ([]float64, error) {
+	recs, err := s.e.RolloutAll(ctx, libTree, tasks)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(recs))
+	for i, r := range recs {
+		out[i] = r.Reward
+	}
+	return out, nil
+}
+
+// startWorkers gives each worker a fresh worktree at dev, after removing
+// any a crashed run left behind.
+func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
+	if err := materialize.RemoveWorkers(ctx, r.repo, r.lib); err != nil {
+		return err
+	}
+	proposer := &agent.ExecProposer{Command: r.lib.Proposer, Allow: r.lib.Env, Timeout: r.lib.ProposeTimout, ExePath: git.ExecutablePath()}
+	order := shuffled(r.splits[eval.Train], r.lib.Seed)
+	for i := 1; i <= r.opts.Workers; i++ {
+		id := ledger.WorkerID(i)
+		wt, err := r.repo.AddWorktree(ctx, materialize.WorkerDir(r.repo, r.lib, id), dev, []string{r.lib.Path})
+		if err != nil {
+			return err
+		}
+		r.workers = append(r.workers, &worker{id: id, index: i - 1, r: r, wt: wt, proposer: proposer, train: order})
+	}
+	return nil
+}
+
+// close removes the worker worktrees.
+func (r *runner) close() {
+	ctx := context.Background()
+	if err := materialize.RemoveWorkers(ctx, r.repo, r.lib); err != nil {
+		r.opts.Log.Warn("remove worker worktrees", "err", err)
+	}
+}

@@ -1,0 +1,183 @@
+package evolve
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/materialize"
+	"github.com/git-descent/git-descent/merge"
+	"github.com/git-descent/git-descent/rollout"
+)
+
+// solved is the reward at which a rollout needs no proposal.
+const solved = 0.999
+
+// worker turns a dev snapshot into at most one proposal per round. It owns
+// its worktree; step is never called concurrently on one worker.
+type worker struct {
+	id       string
+	index    int // 0-based position among the workers
+	r        *runner
+	wt       *git.Worktree
+	proposer agent.Proposer
+	train    []eval.Task // all train tasks, in the run's fixed order
+	last     string      // the report line of the last step
+}
+
+// minibatch returns the train tasks of this worker in a round: a window
+// that moves across workers and rounds, so together they cover the train
+// split before repeating.
+func (w *worker) minibatch(round int) []eval.Task {
+	n, m := len(w.train), w.r.lib.Minibatch
+	if m >= n {
+		return w.train
+	}
+	start := ((round-1)*len(w.r.workers) + w.index) * m
+	out := make([]eval.Task, m)
+	for i := range out {
+		out[i] = w.train[(start+i)%n]
+	}
+	return out
+}
+
+// step rolls out a minibatch on dev, asks the proposer to fix the failures,
+// and commits a valid edit as a proposal on the worker's branch. It returns
+// the submission, or a decision when the proposer produced nothing usable,
+// or neither when every task already passes.
+func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Submission, *ledger.Decision, error) {
+	start := time.Now()
+	lib := w.r.lib
+	if err := w.wt.Reset(ctx, dev); err != nil {
+		return nil, nil, err
+	}
+	devLib, err := w.r.repo.TreeOf(ctx, dev, lib.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	batch := w.minibatch(round)
+	before, err := w.r.eval.RolloutAll(ctx, devLib, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	fb := feedback(lib.Name, filepath.Join(w.wt.Dir, filepath.FromSlash(lib.Path)), lib.Frozen, batch, before)
+	if len(fb.Failures) == 0 {
+		w.last = fmt.Sprintf("w%s  all %d train tasks pass; nothing to propose", w.id, len(batch))
+		return nil, nil, nil
+	}
+	rat, err := w.propose(ctx, fb)
+	none := func(o ledger.Outcome, reason string) (*merge.Submission, *ledger.Decision, error) {
+		w.last = fmt.Sprintf("w%s  %s: %s", w.id, o, reason)
+		return nil, &ledger.Decision{ID: fmt.Sprintf("r%d-w%s", round, w.id), Library: lib.Name, Worker: w.id,
+			Round: round, Outcome: o, Reason: reason, Base: dev, Train: [2]float64{rollout.Mean(before), 0}}, nil
+	}
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err()
+	}
+	if err != nil {
+		return none(ledger.ProposerFailed, err.Error())
+	}
+	edit, err := materialize.Capture(ctx, w.wt, lib, dev)
+	var invalid *materialize.InvalidEditError
+	switch {
+	case errors.Is(err, materialize.ErrNoChange):
+		return none(ledger.NoChange, "the proposer changed nothing in the library")
+	case errors.As(err, &invalid):
+		return none(ledger.Invalid, invalid.Error())
+	case err != nil:
+		return nil, nil, err
+	}
+	newLib, err := w.r.repo.TreeOf(ctx, edit.Tree, lib.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	after, err := w.r.eval.RolloutAll(ctx, newLib, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &ledger.Proposal{
+		Subject: rat.Subject, Body: rat.Body,
+		Evidence: ledger.Evidence{
+			Library: lib.Name, Worker: w.id, Base: dev, Tasks: ids(batch),
+			RewardBefore: rollout.Mean(before), RewardAfter: rollout.Mean(after),
+			Tokens: rat.Tokens + tokens(before) + tokens(after), Seconds: time.Since(start).Seconds(),
+		},
+	}
+	if p.Subject == "" {
+		p.Subject = fmt.Sprintf("Edit %s after %d failed tasks", strings.Join(edit.Paths, ", "), len(fb.Failures))
+	}
+	if err := ledger.WriteProposal(context.WithoutCancel(ctx), w.r.repo, p, edit.Tree); err != nil {
+		return nil, nil, err
+	}
+	w.last = ""
+	return &merge.Submission{Proposal: p, Paths: edit.Paths}, nil, nil
+}
+
+// propose runs the proposer with a private control directory.
+func (w *worker) propose(ctx context.Context, fb agent.Feedback) (agent.Rationale, error) {
+	tmp := filepath.Join(w.r.repo.DescentDir(), "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return agent.Rationale{}, err
+	}
+	control, err := os.MkdirTemp(tmp, "propose-")
+	if err != nil {
+		return agent.Rationale{}, err
+	}
+	defer os.RemoveAll(control)
+	return w.proposer.Propose(ctx, agent.ProposeRequest{
+		Library: w.r.lib.Name, Worker: w.id, Worktree: w.wt.Dir, SkillDir: fb.SkillDir, Feedback: fb, Control: control,
+	})
+}
+
+// feedback sorts a minibatch's rollouts into failures and passes.
+func feedback(lib, skillDir string, frozen []string, tasks []eval.Task, recs []rollout.Record) agent.Feedback {
+	fb := agent.Feedback{Library: lib, SkillDir: skillDir, Frozen: frozen, Failures: []agent.Attempt{}, Passed: []agent.Attempt{}}
+	for i, t := range tasks {
+		a := agent.Attempt{TaskID: t.ID, Prompt: t.Prompt, Output: recs[i].Output, Expected: t.Expected,
+			Expectations: t.Expectations, Score: recs[i].Reward, Error: recs[i].Error}
+		if recs[i].Reward >= solved {
+			fb.Passed = append(fb.Passed, a)
+		} else {
+			fb.Failures = append(fb.Failures, a)
+		}
+	}
+	return fb
+}
+
+func ids(ts []eval.Task) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.ID
+	}
+	return out
+}
+
+func tokens(recs []rollout.Record) int64 {
+	var n int64
+	for _, r := range recs {
+		n += r.Tokens
+	}
+	return n
+}
+
+// shuffled orders tasks by a hash of the seed and their id: a fixed order
+// that does not follow the file's.
+func shuffled(tasks []eval.Task, seed string) []eval.Task {
+	out := append([]eval.Task(nil), tasks...)
+	key := func(t eval.Task) string {
+		h := sha256.Sum256([]byte(seed + "\x00order\x00" + t.ID))
+		return string(h[:])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
+	return out
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-descent/git-descent/evolve"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
+)
+
+type evolveOptions struct {
+	library string
+	evolve.Options
+	json bool
+}
+
+func newEvolveCmd(e *env) *cobra.Command {
+	var o evolveOptions
+	c := &cobra.Command{
+		Use:   "evolve [<library>]",
+		Short: "Evolve a library: workers propose edits, the gate merges the ones that help",
+		Long: `evolve runs rounds until --rounds, --target or --max-time. Each round, every worker
+resets its worktree (.git/descent/worktrees) to dev, runs the agent on a minibatch
+of train tasks, asks the proposer to fix the failures, and commits the edit to
+descent/<lib>/w/<worker>. The aggregator then merges the round's proposals onto
+descent/<lib>/dev through the descent merge driver, fusing compatible ones and
+settling conflicts by validation score, and commits the candidate only when it
+beats dev on the validation split (paired Beta posterior, P > 1-δ) without losing.
+stable is fast-forwarded to dev after promote-after clean rounds.
+
+The first run creates dev and stable at HEAD; later runs resume from them.
+Rollouts are cached under .git/descent/cache, so nothing is rolled out twice.
+Your working tree, index, HEAD and branches are never touched.`,
+		Example: `  git descent evolve skills/pdf-audit --workers 8 --rounds 10
+  git descent evolve pdf-audit --target 0.9 --max-time 30m`,
+		Args: argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.library = args[0]
+			}
+			return runEvolve(c.Context(), e, o)
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&o.Workers, "workers", 4, "parallel workers")
+	f.IntVar(&o.Rounds, "rounds", 6, "aggregator rounds")
+	f.Float64Var(&o.Target, "target", 0, "stop once dev's validation reward reaches this (0: no target)")
+	f.DurationVar(&o.MaxTime, "max-time", 0, "stop after this long, e.g. 30m (0: no limit)")
+	f.IntVar(&o.Jobs, "jobs", 0, "rollouts at once, workers' and gate's together (default 2 × workers)")
+	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout (progress goes to stderr)")
+	return c
+}
+
+func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
+	if o.Target < 0 || o.Target > 1 {
+		return &UsageError{fmt.Errorf("--target %g: must be between 0 and 1", o.Target)}
+	}
+	repo, err := e.repo(ctx)
+	if err != nil {
+		return err
+	}
+	lib, err := library.Find(ctx, repo, o.library)
+	if err != nil {
+		return err
+	}
+	o.Out, o.Log = e.stdout, e.logger()
+	if o.json {
+		o.Out = e.stderr
+	}
+	sum, err := evolve.Evolve(ctx, repo, lib, o.Options)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	printSummary(e.stdout, lib, sum)
+	return nil
+}
+
+// printSummary is the end-of-run report with the commands to review and
+// adopt the result.
+func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
+	refs := ledger.Refs{Library: lib.Name}
+	fmt.Fprintf(w, "\ndone in %s (%s): validation %.2f → %.2f on %d tasks\n",
+		(time.Duration(s.Seconds * float64(time.Second))).Round(100*time.Millisecond), s.Stop, s.Baseline, s.Final, s.Tasks["validation"])
+	fmt.Fprintf(w, "  %d rounds, %d proposals, %d dev commits, %d promotions; %s\n", s.Rounds, s.Proposals, s.Merges, s.Promotions, outcomeList(s.Outcomes))
+	fmt.Fprintf(w, "  rollouts: %d run, %d from cache\n", s.Rollouts, s.CacheHits)
+	if s.Tasks["test"] > 0 {
+		fmt.Fprintf(w, "  test split (sealed, never used to decide): %.2f → %.2f on %d tasks\n", s.TestStart, s.TestFinal, s.Tasks["test"])
+	}
+	fmt.Fprintf(w, "  %s = %s (validation %.2f), %s = %s (validation %.2f)\n",
+		ledger.Short(refs.Dev()), s.Dev.Short(), s.Final, ledger.Short(refs.Stable()), s.Stable.Short(), s.StableVal)
+	fmt.Fprintf(w, "\nreview:\n")
+	fmt.Fprintf(w, "  git log --graph --oneline %s\n", ledger.Short(refs.Dev()))
+	fmt.Fprintf(w, "  git descent log %s\n", lib.Name)
+	fmt.Fprintf(w, "  git diff HEAD %s -- %s\n", ledger.Short(refs.Stable()), lib.Path)
+	fmt.Fprintf(w, "adopt:\n  git merge %s\n", ledger.Short(refs.Stable()))
+}
+
+func outcomeList(m map[ledger.Outcome]int) string {
+	var parts []string
+	for o, n := range m {
+		parts = append(parts, fmt.Sprintf("%d %s", n, o))
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "no decisions"
+	}
+	return strings.Join(parts, ", ")
+}
+

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/hooks"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/library"
+)
+
+type initOptions struct {
+	path     string
+	name     string
+	run      string
+	proposer string
+	scorer   string
+	evals    string
+	layout   string
+	frozen   []string
+	guarded  []string
+	force    bool
+}
+
+func newInitCmd(e *env) *cobra.Command {
+	var o initOptions
+	c := &cobra.Command{
+		Use:   "init <path>",
+		Short: "Configure a directory as an evolvable library and register the merge driver",
+		Long: `init writes a [library "<name>"] section for <path> to .descent at the repository
+root (git-config syntax) and registers git-descent's merge driver: merge.descent.driver
+in .git/config and "merge=descent" for the library's files in .git/info/attributes.
+
+Keys it writes (edit them later with git config -f .descent):
+  path      the library directory
+  evals     eval file inside the library (evals/evals.json, .jsonl or .csv)
+  run       command that does one rollout; {{prompt}}, {{task_file}}, {{skill_dir}},
+            {{workspace}}, {{output_file}}, {{task_id}} expand to shell-quoted values,
+            and the same arrive as DESCENT_* environment variables; its stdout (or the
+            file DESCENT_OUTPUT_FILE) is the answer
+  scorer    exact, contains, regex, numeric or command
+  proposer  command run in a worker's worktree to edit the library; it reads the
+            failures from DESCENT_FAILURES ({{failures_file}}) and may write a
+            rationale to DESCENT_RATIONALE_FILE
+  layout    where rollouts see the library: repo (its own path), claude
+            (.claude/skills/<name>), root, or a relative path
+  frozen    L0 globs a proposal may never change (default evals/**)
+  guarded   L1 globs (default scripts/**)
+
+Re-running init is safe: it fills in missing keys, keeps values you set, and refuses
+to replace a different value (or a foreign merge driver) without --force.`,
+		Example: `  git descent init skills/pdf-audit --run 'my-agent {{prompt}}' --proposer 'my-proposer {{failures_file}}'
+  git descent init skills/pdf-audit --scorer contains --layout claude`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.path = args[0]
+			return runInit(c.Context(), e, o, c.Flags().Changed)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.name, "name", "", "library name (default: the directory's base name)")
+	f.StringVar(&o.run, "run", "", "rollout command template")
+	f.StringVar(&o.proposer, "proposer", "", "proposer command template")
+	f.StringVar(&o.scorer, "scorer", library.DefaultScorer, "scorer: "+strings.Join(eval.Kinds, ", "))
+	f.StringVar(&o.evals, "evals", "", "eval file relative to the library (default: evals/evals.json, .jsonl or .csv, whichever exists)")
+	f.StringVar(&o.layout, "layout", library.DefaultLayout, "where rollouts see the library: repo, claude, root or a relative path")
+	f.StringSliceVar(&o.frozen, "frozen", []string{"evals/**"}, "L0 globs, relative to the library")
+	f.StringSliceVar(&o.guarded, "guarded", []string{"scripts/**"}, "L1 globs, relative to the library")
+	f.BoolVar(&o.force, "force", false, "replace existing values and a foreign merge driver")
+	return c
+}
+
+// setting is one key init wants in .descent; explicit means the user asked
+// for this value on the command line (a default only fills a missing key).
+type setting struct {
+	key      string
+	values   []string
+	explicit bool
+}
+
+func runInit(ctx context.Context, e *env, o initOptions, changed func(string) bool) error {
+	if _, err := git.CheckVersion(ctx); err != nil {
+		return err
+	}
+	repo, err := e.repo(ctx)
+	if err != nil {
+		return err
+	}
+	if repo.Top() == "" {
+		return errors.New("git descent init needs a working tree (this repository is bare)")
+	}
+	rel, err := libraryPath(repo, e.dir, o.path)
+	if err != nil {
+		return err
+	}
+	name := o.name
+	if name == "" {
+		name = path.Base(rel)
+	}
+	if !validName(name) {
+		return &UsageError{fmt.Errorf("library name %q: use letters, digits, '.', '_' and '-' (set one with --name)", name)}
+	}
+	if o.scorer != "" && !contains(eval.Kinds, o.scorer) {
+		return &UsageError{fmt.Errorf("unknown scorer %q: valid kinds are %s", o.scorer, strings.Join(eval.Kinds, ", "))}
+	}
+	evals, detected := o.evals, false
+	if evals == "" {
+		evals, detected = detectEvals(filepath.Join(repo.Top(), filepath.FromSlash(rel)))
+	}
+	settings := []setting{
+		{"path", []string{rel}, true},
+		{"evals", []string{library.CleanPath(evals)}, changed("evals")},
+		{"scorer", []string{o.scorer}, changed("scorer")},
+		{"layout", []string{o.layout}, changed("layout")},
+		{"frozen", o.frozen, changed("frozen")},
+		{"guarded", o.guarded, changed("guarded")},
+	}
+	if o.run != "" {
+		settings = append(settings, setting{"run", []string{o.run}, true})
+	}
+	if o.proposer != "" {
+		settings = append(settings, setting{"proposer", []string{o.proposer}, true})
+	}
+	if err := checkOtherLibraries(ctx, repo, name, rel); err != nil {
+		return err
+	}
+	wrote, err := writeSettings(ctx, repo, name, settings, o.force)
+	if err != nil {
+		return err
+	}
+	changes, err := hooks.InstallMergeDriver(ctx, repo, rel, o.force)
+	if err != nil {
+		return err
+	}
+	return reportInit(ctx, e, repo, name, rel, evals, detected, wrote, changes)
+}
+
+// libraryPath resolves the path argument (relative to -C) to a directory
+// inside the repository, as a repository-relative path.
+func libraryPath(repo *git.Repo, dir, arg string) (string, error) {
+	abs := arg
+	if !filepath.IsAbs(abs) {
+		base, err := filepath.Abs(dir)
+		if err != nil {
+			return "", err
+		}
+		abs = filepath.Join(base, arg)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("library directory %q: %w", arg, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("library %q is not a directory", arg)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	top, err := filepath.EvalSymlinks(repo.Top())
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(top, real)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("library %q must be a directory inside the repository %q, not its root", arg, repo.Top())
+	}
+	if strings.HasPrefix(filepath.ToSlash(rel), ".git/") || rel == ".git" {
+		return "", fmt.Errorf("library %q is inside .git", arg)
+	}
+	return library.CleanPath(filepath.ToSlash(rel)), nil
+}
+
+func validName(s string) bool {
+	if s == "" || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// detectEvals finds the library's eval file, preferring the skill-creator
+// location.
+func detectEvals(dir string) (string, bool) {
+	for _, c := range []string{"evals/evals.json", "evals/evals.jsonl", "evals/evals.csv", "evals.json", "evals.jsonl", "evals.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(c))); err == nil {
+			return c, true
+		}
+	}
+	return "evals/evals.json", false
+}
+
+// checkOtherLibraries refuses a name or path another library already has.
+func checkOtherLibraries(ctx context.Context, repo *git.Repo, name, rel string) error {
+	libs, err := library.LoadAll(ctx, repo)
+	if err != nil {
+		return err
+	}
+	for _, l := range libs {
+		if l.Name != name && l.Path == rel {
+			return fmt.Errorf("%s is already configured as library %q in %s", rel, l.Name, library.FileName)
+		}
+	}
+	return nil
+}
+
+// writeSettings writes the keys of one library section and returns the keys
+// it wrote. A key that already has a different value is kept, or replaced
+// with force; asking explicitly for a different value without force is an
+// error naming the key and the value found.
+func writeSettings(ctx context.Context, repo *git.Repo, name string, settings []setting, force bool) ([]string, error) {
+	file := library.File(repo)
+	existing, err := repo.ConfigList(ctx, file, `^library\.`)
+	if err != nil {
+		return nil, err
+	}
+	var wrote []string
+	for _, s := range settings {
+		key := "library." + name + "." + s.key
+		var found []string
+		for _, e := range existing {
+			if e.Key == key {
+				found = append(found, e.Value)
+			}
+		}
+		switch {
+		case equal(found, s.values):
+			continue
+		case len(found) > 0 && !s.explicit && !force:
+			continue // a value the user set; defaults never replace it
+		case len(found) > 0 && !force:
+			return nil, fmt.Errorf("%s already sets %s = %q; not replacing it with %q (edit %s, or re-run with --force)",
+				library.FileName, key, strings.Join(found, ", "), strings.Join(s.values, ", "), library.FileName)
+		}
+		if err := repo.ConfigReplaceAll(ctx, file, key, s.values); err != nil {
+			return nil, fmt.Errorf("write %s: %w", key, err)
+		}
+		wrote = append(wrote, s.key)
+	}
+	return wrote, nil
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func reportInit(ctx context.Context, e *env, repo *git.Repo, name, rel, evals string, detected bool, wrote []string, changes []hooks.Change) error {
+	out := e.stdout
+	if len(wrote) == 0 && len(changes) == 0 {
+		fmt.Fprintf(out, "library %q (%s) is already set up; nothing changed\n", name, rel)
+	} else {
+		fmt.Fprintf(out, "library %q at %s\n", name, rel)
+		if len(wrote) > 0 {
+			fmt.Fprintf(out, "  %s: wrote %s\n", library.FileName, strings.Join(wrote, ", "))
+		}
+		for _, c := range changes {
+			fmt.Fprintf(out, "  %s: %s\n", c.Where, c.Value)
+		}
+	}
+	if !detected {
+		fmt.Fprintf(out, "note: no eval file found; add %s/%s (skill-creator evals.json, JSONL or CSV)\n", rel, evals)
+	}
+	lib, err := library.Find(ctx, repo, name)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	if lib.Run == "" {
+		missing = append(missing, fmt.Sprintf("  git config -f %s library.%s.run '<agent command, e.g. my-agent {{prompt}}>'", library.FileName, name))
+	}
+	if lib.Proposer == "" {
+		missing = append(missing, fmt.Sprintf("  git config -f %s library.%s.proposer '<proposer command, e.g. my-proposer {{failures_file}}>'", library.FileName, name))
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(out, "next, tell git-descent how to run your agent and your proposer:\n%s\n", strings.Join(missing, "\n"))
+	}
+	fmt.Fprintf(out, "then: git descent evolve %s\n", rel)
+	return nil
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
+)
+
+func newLogCmd(e *env) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "log [<library>]",
+		Short: "List every decision, accepted or not, with its numbers",
+		Long: `log prints the aggregator's decisions from the journal (refs/descent/<lib>/journal):
+one row per proposal per round, with the worker, the outcome, validation before and
+after, and P(candidate better). Proposals that never became commits (a proposer that
+failed, changed nothing, or edited what it may not) appear too, without a hash.
+
+The same decisions are notes on the proposal commits: git log --notes=descent.`,
+		Args: argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return runLog(c.Context(), e, name, asJSON)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the decisions as JSON")
+	return c
+}
+
+func runLog(ctx context.Context, e *env, name string, asJSON bool) error {
+	repo, err := e.repo(ctx)
+	if err != nil {
+		return err
+	}
+	lib, err := library.Find(ctx, repo, name)
+	if err != nil {
+		return err
+	}
+	ds, err := ledger.OpenJournal(repo, lib.Name).Decisions(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if ds == nil {
+			ds = []ledger.Decision{}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ds)
+	}
+	if len(ds) == 0 {
+		fmt.Fprintf(e.stdout, "no decisions yet for %s: run git descent evolve %s\n", lib.Name, lib.Path)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROUND\tPROPOSAL\tWORKER\tOUTCOME\tVALIDATION\tP\tSUBJECT / REASON")
+	for _, d := range ds {
+		id, val, p := "-", "-", "-"
+		if !d.Proposal.IsZero() {
+			id = d.Proposal.Short()
+		}
+		if d.Gate != nil {
+			val = fmt.Sprintf("%.2f → %.2f", d.Gate.Before, d.Gate.After)
+			p = fmt.Sprintf("%.2f", d.Gate.P)
+		}
+		text := d.Subject
+		if d.Outcome != ledger.Committed || text == "" {
+			text = d.Reason
+			if d.Subject != "" {
+				text = d.Subject + " — " + d.Reason
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\tw%s\t%s\t%s\t%s\t%s\n", d.Round, id, d.Worker, d.Outcome, val, p, clipText(text, 90))
+	}
+	return tw.Flush()
+}
+
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,113 @@
+// Package cli is git-descent's command line: one file per command, each a
+// cobra constructor, an options struct and a run function tests can call.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-descent/git-descent/internal/git"
+)
+
+// env carries a command's I/O and global flags.
+type env struct {
+	stdout, stderr io.Writer
+	dir            string // -C
+	verbose        bool   // -v
+}
+
+func (e *env) logger() *slog.Logger {
+	level := slog.LevelWarn
+	if e.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// repo opens the repository git-descent runs in (-C, or the current
+// directory).
+func (e *env) repo(ctx context.Context) (*git.Repo, error) {
+	return git.Open(ctx, e.dir, e.logger())
+}
+
+// ExitError asks main to exit with Code; a non-empty Message is printed.
+type ExitError struct {
+	Code    int
+	Message string
+}
+
+func (e *ExitError) Error() string { return e.Message }
+
+// Run executes the command line args and returns the error to report.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRootCmd(&env{stdout: stdout, stderr: stderr, dir: "."})
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	_, err := root.ExecuteContextC(ctx)
+	return err
+}
+
+// UsageError is a bad command line.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// IsUsage reports whether err is a command-line mistake (exit status 2).
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+func newRootCmd(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "git-descent",
+		Short: "Improve agent skills by measured, parallel, reviewable edits in your git repository",
+		Long: `git descent improves a directory of agent instructions (a skill) the way training
+improves a model: workers run an agent on eval tasks, a proposer edits the skill
+where it failed, each edit becomes a commit, and an aggregator merges edits into
+descent/<skill>/dev only when they beat dev on held-out tasks. stable follows dev
+once dev has held up. Review with git log/diff/show; adopt with git merge.
+
+Start with:
+  git descent demo                       # see it work, offline
+  git descent init skills/my-skill       # configure a skill of your own
+  git descent evolve skills/my-skill`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVarP(&e.dir, "directory", "C", ".", "run as if started in `dir`")
+	root.PersistentFlags().BoolVarP(&e.verbose, "verbose", "v", false, "log every git command and more to stderr")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &UsageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+	})
+	root.AddCommand(
+		newInitCmd(e),
+		newEvolveCmd(e),
+		newStatusCmd(e),
+		newLogCmd(e),
+		newShowCmd(e),
+		newMergeDriverCmd(e),
+		newDemoCmd(e),
+		newDemoAgentCmd(e),
+		newDemoProposeCmd(e),
+	)
+	return root
+}
+
+// argsUsage wraps a cobra positional-argument check so that its error is a
+// UsageError.
+func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return &UsageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+		}
+		return nil
+	}
+}

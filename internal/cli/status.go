@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
+)
+
+func newStatusCmd(e *env) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status [<library>]",
+		Short: "Show each library's dev and stable, scores, decisions and pending proposals",
+		Args:  argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return runStatus(c.Context(), e, name, asJSON)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return c
+}
+
+// libraryStatus is what status reports for one library.
+type libraryStatus struct {
+	Name      string                 `json:"name"`
+	Path      string                 `json:"path"`
+	Dev       git.Hash               `json:"dev,omitempty"`
+	Stable    git.Hash               `json:"stable,omitempty"`
+	State     ledger.State           `json:"state"`
+	Outcomes  map[ledger.Outcome]int `json:"outcomes"`
+	Workers   []workerStatus         `json:"workers"`
+	Undecided int                    `json:"undecided"`
+}
+
+type workerStatus struct {
+	Branch   string   `json:"branch"`
+	Commit   git.Hash `json:"commit"`
+	Decision string   `json:"decision"` // the outcome of its latest decision, or "undecided"
+}
+
+func runStatus(ctx context.Context, e *env, name string, asJSON bool) error {
+	repo, err := e.repo(ctx)
+	if err != nil {
+		return err
+	}
+	var libs []*library.Library
+	if name != "" {
+		l, err := library.Find(ctx, repo, name)
+		if err != nil {
+			return err
+		}
+		libs = []*library.Library{l}
+	} else if libs, err = library.LoadAll(ctx, repo); err != nil {
+		return err
+	} else if len(libs) == 0 {
+		fmt.Fprintf(e.stdout, "no library configured in %s; start with: git descent init <path>\n", library.FileName)
+		return nil
+	}
+	var all []libraryStatus
+	for _, l := range libs {
+		st, err := statusOf(ctx, repo, l)
+		if err != nil {
+			return err
+		}
+		all = append(all, st)
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(all)
+	}
+	for i, st := range all {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		printStatus(e, st)
+	}
+	return nil
+}
+
+func statusOf(ctx context.Context, repo *git.Repo, l *library.Library) (libraryStatus, error) {
+	refs := ledger.Refs{Library: l.Name}
+	st := libraryStatus{Name: l.Name, Path: l.Path, Outcomes: map[ledger.Outcome]int{}}
+	for _, x := range []struct {
+		ref string
+		dst *git.Hash
+	}{{refs.Dev(), &st.Dev}, {refs.Stable(), &st.Stable}} {
+		h, err := repo.ResolveRef(ctx, x.ref)
+		if err != nil && !errors.Is(err, git.ErrRefNotFound) {
+			return st, err
+		}
+		*x.dst = h
+	}
+	j := ledger.OpenJournal(repo, l.Name)
+	head, err := j.Head(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.State = head.State
+	ds, err := j.Decisions(ctx)
+	if err != nil {
+		return st, err
+	}
+	latest := map[git.Hash]ledger.Outcome{}
+	for _, d := range ds {
+		st.Outcomes[d.Outcome]++
+		latest[d.Proposal] = d.Outcome
+	}
+	ws, err := repo.ListRefs(ctx, refs.WorkerPrefix())
+	if err != nil {
+		return st, err
+	}
+	for _, w := range ws {
+		o, ok := latest[w.Hash]
+		dec := string(o)
+		if !ok {
+			dec = "undecided"
+			st.Undecided++
+		}
+		st.Workers = append(st.Workers, workerStatus{Branch: ledger.Short(w.Name), Commit: w.Hash, Decision: dec})
+	}
+	return st, nil
+}
+
+func printStatus(e *env, st libraryStatus) {
+	w := e.stdout
+	fmt.Fprintf(w, "%s (%s)\n", st.Name, st.Path)
+	refs := ledger.Refs{Library: st.Name}
+	if st.Dev.IsZero() {
+		fmt.Fprintf(w, "  not evolved yet: git descent evolve %s\n", st.Path)
+		return
+	}
+	score := func(h git.Hash, at git.Hash, v float64) string {
+		if h != at || at.IsZero() {
+			return "validation not measured yet"
+		}
+		return fmt.Sprintf("validation %.2f", v)
+	}
+	fmt.Fprintf(w, "  dev     %s  %s  %s\n", st.Dev.Short(), ledger.Short(refs.Dev()), score(st.Dev, st.State.Dev, st.State.DevScore))
+	fmt.Fprintf(w, "  stable  %s  %s  %s\n", st.Stable.Short(), ledger.Short(refs.Stable()), score(st.Stable, st.State.Stable, st.State.StableScore))
+	fmt.Fprintf(w, "  %d rounds, %d dev commits, %d promotions, %d clean rounds since the last\n",
+		st.State.Round, st.State.Commits, len(st.State.Promotions), st.State.CleanRounds)
+	fmt.Fprintf(w, "  decisions: %s\n", outcomeList(st.Outcomes))
+	for _, ws := range st.Workers {
+		fmt.Fprintf(w, "  %-28s %s  %s\n", ws.Branch, ws.Commit.Short(), ws.Decision)
+	}
+	if st.Undecided > 0 {
+		fmt.Fprintf(w, "  %d proposals await a decision: the next evolve decides them first\n", st.Undecided)
+	}
+}

@@ -1,0 +1,136 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Signature is the author and committer of commits git-descent makes. The
+// dates come from GIT_AUTHOR_DATE / GIT_COMMITTER_DATE when set, else now.
+type Signature struct {
+	Name  string
+	Email string
+}
+
+// DescentSignature is the identity of commits made by git-descent itself, so
+// that machine-made history is never mistaken for a person's.
+var DescentSignature = Signature{Name: "git-descent", Email: "git-descent@localhost"}
+
+// CommitTreeRequest describes a commit to create without touching any
+// working tree or index.
+type CommitTreeRequest struct {
+	Tree    Hash
+	Parents []Hash
+	Message string
+	Author  Signature // zero means DescentSignature
+}
+
+// CommitTree writes a commit object and returns its name. No ref moves.
+func (r *Repo) CommitTree(ctx context.Context, req CommitTreeRequest) (Hash, error) {
+	sig := req.Author
+	if sig.Name == "" {
+		sig = DescentSignature
+	}
+	args := []string{"commit-tree", string(req.Tree)}
+	for _, p := range req.Parents {
+		args = append(args, "-p", string(p))
+	}
+	args = append(args, "-F", "-")
+	env := []string{
+		"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
+		"GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email,
+	}
+	out, err := r.run(ctx, cmd{stdin: []byte(req.Message), env: env}, append([]string{"-c", "commit.gpgSign=false"}, args...)...)
+	if err != nil {
+		return "", err
+	}
+	return parseHash(out)
+}
+
+// HashObject writes data as a blob and returns its name.
+func (r *Repo) HashObject(ctx context.Context, data []byte) (Hash, error) {
+	out, err := r.run(ctx, cmd{stdin: data}, "hash-object", "-w", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	return parseHash(out)
+}
+
+// TreeOf returns the tree of path inside commit (path "" is the root tree).
+// It returns ErrPathNotFound when the commit has no such path.
+func (r *Repo) TreeOf(ctx context.Context, commit Hash, path string) (Hash, error) {
+	h, err := r.ResolveRef(ctx, string(commit)+":"+path)
+	if errors.Is(err, ErrRefNotFound) {
+		return "", fmt.Errorf("%q in %s: %w", path, commit.Short(), ErrPathNotFound)
+	}
+	return h, err
+}
+
+// Parents returns the parents of a commit, first parent first.
+func (r *Repo) Parents(ctx context.Context, commit Hash) ([]Hash, error) {
+	out, err := r.run(ctx, cmd{readOnly: true}, "rev-list", "--parents", "-n", "1", string(commit))
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(string(out))
+	var ps []Hash
+	for _, p := range f[1:] {
+		ps = append(ps, Hash(p))
+	}
+	return ps, nil
+}
+
+// FirstParents returns the first-parent chain from commit back to (not
+// including) stop, newest first. A zero stop walks to the root; max <= 0
+// means no limit.
+func (r *Repo) FirstParents(ctx context.Context, commit, stop Hash, max int) ([]Hash, error) {
+	rng := string(commit)
+	if !stop.IsZero() {
+		rng = string(stop) + ".." + string(commit)
+	}
+	args := []string{"rev-list", "--first-parent"}
+	if max > 0 {
+		args = append(args, fmt.Sprintf("--max-count=%d", max))
+	}
+	out, err := r.run(ctx, cmd{readOnly: true}, append(args, rng)...)
+	if err != nil {
+		return nil, err
+	}
+	var hs []Hash
+	for _, l := range strings.Fields(string(out)) {
+		hs = append(hs, Hash(l))
+	}
+	return hs, nil
+}
+
+// Diff returns `git diff` between two commits limited to paths, as patch
+// text. color asks git for ANSI colours.
+func (r *Repo) Diff(ctx context.Context, from, to Hash, paths []string, color bool) (string, error) {
+	args := []string{"diff", "--no-ext-diff", "--stat", "--patch"}
+	if color {
+		args = append(args, "--color=always")
+	} else {
+		args = append(args, "--no-color")
+	}
+	args = append(args, string(from), string(to), "--")
+	args = append(args, literal(paths)...)
+	out, err := r.run(ctx, cmd{readOnly: true}, args...)
+	return string(out), err
+}
+
+// ChangedPaths lists the paths that differ between two trees or commits.
+func (r *Repo) ChangedPaths(ctx context.Context, from, to Hash) ([]string, error) {
+	out, err := r.run(ctx, cmd{readOnly: true}, "diff-tree", "-r", "-z", "--no-renames", "--name-only", string(from), string(to))
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}

@@ -1,0 +1,83 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// ConfigEntry is one key and value of a git config file.
+type ConfigEntry struct {
+	Key   string // lower-cased section and name; the subsection keeps its case
+	Value string
+}
+
+// ConfigFile names a config file: a path (e.g. the repository's .descent),
+// or "" for the repository's own config (.git/config).
+type ConfigFile string
+
+func (f ConfigFile) args() []string {
+	if f == "" {
+		return []string{"--local"}
+	}
+	return []string{"--file", string(f)}
+}
+
+// ConfigList returns every entry of a config file whose key matches the
+// regular expression (all entries when pattern is "."). A missing file has
+// no entries.
+func (r *Repo) ConfigList(ctx context.Context, file ConfigFile, pattern string) ([]ConfigEntry, error) {
+	args := append([]string{"config"}, file.args()...)
+	args = append(args, "--null", "--get-regexp", pattern)
+	out, code, err := r.runCode(ctx, cmd{readOnly: true, okCodes: []int{1}}, args...)
+	if err != nil {
+		var ce *CommandError
+		if errors.As(err, &ce) && strings.Contains(ce.Stderr, "No such file") {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if code == 1 {
+		return nil, nil
+	}
+	var es []ConfigEntry
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(rec, "\n")
+		es = append(es, ConfigEntry{Key: k, Value: v})
+	}
+	return es, nil
+}
+
+// ConfigGet returns the value of key in the user's effective git config
+// (system, global and repository), and whether it is set.
+func (r *Repo) ConfigGet(ctx context.Context, key string) (string, bool, error) {
+	out, code, err := r.runCode(ctx, cmd{readOnly: true, okCodes: []int{1}}, "config", "--get", key)
+	if err != nil || code == 1 {
+		return "", false, err
+	}
+	return strings.TrimSuffix(string(out), "\n"), true, nil
+}
+
+// ConfigSet sets key to value in file, replacing a single existing value.
+func (r *Repo) ConfigSet(ctx context.Context, file ConfigFile, key, value string) error {
+	args := append([]string{"config"}, file.args()...)
+	_, err := r.run(ctx, cmd{}, append(args, key, value)...)
+	return err
+}
+
+// ConfigReplaceAll sets key to exactly values in file (a multi-valued key).
+func (r *Repo) ConfigReplaceAll(ctx context.Context, file ConfigFile, key string, values []string) error {
+	args := append([]string{"config"}, file.args()...)
+	if _, _, err := r.runCode(ctx, cmd{okCodes: []int{5}}, append(args, "--unset-all", key)...); err != nil {
+		return err
+	}
+	for _, v := range values {
+		if _, err := r.run(ctx, cmd{}, append(args, "--add", key, v)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// InitRepo creates a new repository with branch main in dir and opens it.
+func InitRepo(ctx context.Context, dir string) (*Repo, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %q: %w", dir, err)
+	}
+	if _, _, err := runGit(ctx, nopLogger, cmd{dir: dir}, "init", "--quiet", "--initial-branch=main"); err != nil {
+		return nil, err
+	}
+	return Open(ctx, dir, nil)
+}
+
+// CommitAll stages everything in the main working tree and commits it as
+// sig on the current branch. Only the demo uses it, in a repository it
+// created: git-descent never commits to a user's branch.
+func (r *Repo) CommitAll(ctx context.Context, message string, sig Signature) (Hash, error) {
+	if _, err := r.run(ctx, cmd{}, "add", "--all"); err != nil {
+		return "", err
+	}
+	env := []string{
+		"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
+		"GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email,
+	}
+	if _, err := r.run(ctx, cmd{env: env}, "-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null", "commit", "--quiet", "--message", message); err != nil {
+		return "", err
+	}
+	return r.Head(ctx)
+}

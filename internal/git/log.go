@@ -1,0 +1,5 @@
+package git
+
+import "log/slog"
+
+var nopLogger = slog.New(slog.DiscardHandler)

@@ -1,0 +1,107 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// MergeTreeRequest is a three-way merge of two commits computed without a
+// working tree; the merge base is found by git.
+type MergeTreeRequest struct {
+	Ours   Hash
+	Theirs Hash
+}
+
+// MergeConflictError is a merge that left conflicts. Tree holds the result
+// with conflict markers; Paths lists the conflicted files.
+type MergeConflictError struct {
+	Tree  Hash
+	Paths []string
+}
+
+func (e *MergeConflictError) Error() string {
+	return fmt.Sprintf("merge conflict in %s", strings.Join(e.Paths, ", "))
+}
+
+// MergeTree merges two commits with `git merge-tree --write-tree`, which
+// runs the merge drivers configured in attributes (git-descent's own among
+// them). It runs with its working directory in the descent scratch
+// directory, so a driver's temporary files never appear in the user's tree.
+// A conflicted merge returns a *MergeConflictError.
+func (r *Repo) MergeTree(ctx context.Context, req MergeTreeRequest) (Hash, error) {
+	env := []string{"GIT_DIR=" + r.gitDir}
+	out, code, err := r.runCode(ctx, cmd{dir: r.tmpDir(), env: env, okCodes: []int{1}},
+		"merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", string(req.Ours), string(req.Theirs))
+	if err != nil {
+		return "", err
+	}
+	fields := strings.Split(string(out), "\x00")
+	tree, err := parseHash([]byte(fields[0]))
+	if err != nil {
+		return "", fmt.Errorf("git merge-tree: %w", err)
+	}
+	if code == 0 {
+		return tree, nil
+	}
+	ce := &MergeConflictError{Tree: tree}
+	for _, p := range fields[1:] {
+		if p != "" {
+			ce.Paths = append(ce.Paths, p)
+		}
+	}
+	return tree, ce
+}
+
+// MergeFileRequest is a three-way merge of one file's contents.
+type MergeFileRequest struct {
+	Ours, Base, Theirs []byte
+	// Labels name ours, base and theirs in conflict markers.
+	Labels     [3]string
+	MarkerSize int  // conflict marker length; 0 means git's default (7)
+	Diff3      bool // show the base section in conflicts
+}
+
+// MergeFile runs `git merge-file -p` on the three versions and returns the
+// merged text and the number of conflicts it left (0 for a clean merge). It
+// needs no repository.
+func MergeFile(ctx context.Context, req MergeFileRequest) ([]byte, int, error) {
+	dir, err := os.MkdirTemp("", "descent-merge-")
+	if err != nil {
+		return nil, 0, fmt.Errorf("merge file: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	names := [3]string{"ours", "base", "theirs"}
+	for i, data := range [][]byte{req.Ours, req.Base, req.Theirs} {
+		if err := os.WriteFile(filepath.Join(dir, names[i]), data, 0o600); err != nil {
+			return nil, 0, fmt.Errorf("merge file: %w", err)
+		}
+	}
+	args := []string{"merge-file", "-p"}
+	if req.Diff3 {
+		args = append(args, "--diff3")
+	}
+	if req.MarkerSize > 0 {
+		args = append(args, "--marker-size="+strconv.Itoa(req.MarkerSize))
+	}
+	for _, l := range req.Labels {
+		if l == "" {
+			l = "-"
+		}
+		args = append(args, "-L", l)
+	}
+	args = append(args, names[0], names[1], names[2])
+	// Exit codes 1..127 count conflicts; anything else is an error.
+	ok := make([]int, 127)
+	for i := range ok {
+		ok[i] = i + 1
+	}
+	out, code, err := runGit(ctx, nopLogger, cmd{dir: dir, okCodes: ok}, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, code, nil
+}

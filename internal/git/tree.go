@@ -1,0 +1,210 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Mode is a git file mode.
+type Mode uint32
+
+// File modes git records in trees.
+const (
+	ModeFile       Mode = 0o100644
+	ModeExecutable Mode = 0o100755
+	ModeSymlink    Mode = 0o120000
+	ModeGitlink    Mode = 0o160000
+)
+
+// TreeEntry is one file (blob, symlink or gitlink) of a tree, with its path
+// relative to the tree's root.
+type TreeEntry struct {
+	Path string
+	Mode Mode
+	Hash Hash
+}
+
+// goGit opens the repository with go-git on first use. Callers hold r.mu.
+func (r *Repo) goGit() (*gogit.Repository, error) {
+	if r.gg != nil {
+		return r.gg, nil
+	}
+	dir := r.top
+	if dir == "" {
+		dir = r.gitDir
+	}
+	gg, err := gogit.PlainOpenWithOptions(dir, &gogit.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, fmt.Errorf("open repository %q: %w", dir, err)
+	}
+	r.gg = gg
+	return gg, nil
+}
+
+// withGoGit runs f with the go-git repository under the lock. Objects
+// written by the git binary into a pack after go-git indexed the packs are
+// found by reopening once.
+func (r *Repo) withGoGit(f func(*gogit.Repository) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gg, err := r.goGit()
+	if err != nil {
+		return err
+	}
+	err = f(gg)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		r.gg = nil
+		if gg, err = r.goGit(); err != nil {
+			return err
+		}
+		err = f(gg)
+	}
+	return err
+}
+
+// ReadTree lists every file below a tree, recursively, in git's order.
+func (r *Repo) ReadTree(ctx context.Context, tree Hash) ([]TreeEntry, error) {
+	var entries []TreeEntry
+	err := r.withGoGit(func(gg *gogit.Repository) error {
+		entries = entries[:0]
+		t, err := gg.TreeObject(plumbing.NewHash(string(tree)))
+		if err != nil {
+			return err
+		}
+		w := object.NewTreeWalker(t, true, nil)
+		defer w.Close()
+		for {
+			name, e, err := w.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if e.Mode == filemode.Dir {
+				continue
+			}
+			entries = append(entries, TreeEntry{Path: name, Mode: Mode(e.Mode), Hash: Hash(e.Hash.String())})
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", tree.Short(), err)
+	}
+	return entries, nil
+}
+
+// ReadBlob returns the content of a blob.
+func (r *Repo) ReadBlob(ctx context.Context, blob Hash) ([]byte, error) {
+	var data []byte
+	err := r.withGoGit(func(gg *gogit.Repository) error {
+		b, err := gg.BlobObject(plumbing.NewHash(string(blob)))
+		if err != nil {
+			return err
+		}
+		rd, err := b.Reader()
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		data, err = io.ReadAll(rd)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", blob.Short(), err)
+	}
+	return data, nil
+}
+
+// ReadFile returns the content of path in a commit or tree; ErrPathNotFound
+// when it has no such file.
+func (r *Repo) ReadFile(ctx context.Context, treeish Hash, path string) ([]byte, error) {
+	h, err := r.ResolveRef(ctx, string(treeish)+":"+path)
+	if errors.Is(err, ErrRefNotFound) {
+		return nil, fmt.Errorf("%q in %s: %w", path, treeish.Short(), ErrPathNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.ReadBlob(ctx, h)
+}
+
+// CommitMessage returns the full message of a commit.
+func (r *Repo) CommitMessage(ctx context.Context, commit Hash) (string, error) {
+	var msg string
+	err := r.withGoGit(func(gg *gogit.Repository) error {
+		c, err := gg.CommitObject(plumbing.NewHash(string(commit)))
+		if err != nil {
+			return err
+		}
+		msg = c.Message
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("read commit %s: %w", commit.Short(), err)
+	}
+	return msg, nil
+}
+
+// TreeEdit sets or removes one path in a tree. A zero Hash removes it.
+type TreeEdit struct {
+	Path string
+	Mode Mode // defaults to ModeFile
+	Hash Hash
+}
+
+// EditTree applies edits to base (zero base means an empty tree) and writes
+// the result, returning its name. It uses a private index file, so neither
+// the user's index nor any working tree is touched.
+func (r *Repo) EditTree(ctx context.Context, base Hash, edits []TreeEdit) (Hash, error) {
+	tmp, err := os.MkdirTemp(r.tmpDir(), "index-")
+	if err != nil {
+		return "", fmt.Errorf("edit tree: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
+	if !base.IsZero() {
+		if _, err := r.run(ctx, cmd{env: env}, "read-tree", string(base)); err != nil {
+			return "", err
+		}
+	} else if _, err := r.run(ctx, cmd{env: env}, "read-tree", "--empty"); err != nil {
+		return "", err
+	}
+	var info strings.Builder
+	for _, e := range edits {
+		if e.Hash.IsZero() {
+			fmt.Fprintf(&info, "0 %s\t%s\x00", ZeroHash, e.Path)
+			continue
+		}
+		mode := e.Mode
+		if mode == 0 {
+			mode = ModeFile
+		}
+		fmt.Fprintf(&info, "%o %s\t%s\x00", mode, e.Hash, e.Path)
+	}
+	if _, err := r.run(ctx, cmd{env: env, stdin: []byte(info.String())}, "update-index", "-z", "--index-info"); err != nil {
+		return "", err
+	}
+	out, err := r.run(ctx, cmd{env: env}, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	return parseHash(out)
+}
+
+// tmpDir is a scratch directory inside the repository's descent directory,
+// created on demand; temporary files there never touch the user's tree.
+func (r *Repo) tmpDir() string {
+	d := filepath.Join(r.DescentDir(), "tmp")
+	_ = os.MkdirAll(d, 0o755)
+	return d
+}

@@ -1,0 +1,87 @@
+package ledger
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/git-descent/git-descent/internal/git"
+)
+
+// Outcome is the aggregator's verdict on a proposal.
+type Outcome string
+
+// Outcomes. Every proposal ends in exactly one per round it is considered.
+const (
+	Committed      Outcome = "committed"       // merged into dev
+	Rejected       Outcome = "rejected"        // the gate found no reliable gain on validation
+	ConflictLost   Outcome = "conflict-lost"   // conflicted with a proposal that scored better
+	ConflictDev    Outcome = "conflict-dev"    // does not merge onto the current dev
+	Duplicate      Outcome = "duplicate"       // dev already has this change
+	Invalid        Outcome = "invalid"         // edits outside the library, to frozen files or through symlinks
+	NoChange       Outcome = "no-change"       // the proposer changed nothing
+	ProposerFailed Outcome = "proposer-failed" // the proposer command failed
+)
+
+// Gate holds the numbers of one acceptance test: candidate against dev on
+// the validation split, task by task.
+type Gate struct {
+	Tasks  int     `json:"tasks"`  // validation tasks compared
+	Before float64 `json:"before"` // dev's mean reward
+	After  float64 `json:"after"`  // the candidate's mean reward
+	Wins   float64 `json:"wins"`   // tasks where the candidate did better (graded: summed differences)
+	Losses float64 `json:"losses"` // tasks where it did worse
+	P      float64 `json:"p"`      // P(candidate better) from the Beta posterior over discordant tasks
+	Delta  float64 `json:"delta"`  // δ in force: accept needs P > 1-δ
+	Accept bool    `json:"accept"`
+}
+
+// String renders a gate for humans: "0.42 → 0.58 (+3/−1, P=0.94 > 0.80)".
+func (g *Gate) String() string {
+	cmp := "≤"
+	if g.P > 1-g.Delta {
+		cmp = ">"
+	}
+	return fmt.Sprintf("%.2f → %.2f on %d tasks (+%s/−%s, P=%.2f %s %.2f)",
+		g.Before, g.After, g.Tasks, fmtCount(g.Wins), fmtCount(g.Losses), g.P, cmp, 1-g.Delta)
+}
+
+func fmtCount(f float64) string {
+	if f == float64(int64(f)) {
+		return fmt.Sprint(int64(f))
+	}
+	return fmt.Sprintf("%.2f", f)
+}
+
+// Decision is the record of what happened to one proposal in one round.
+type Decision struct {
+	ID        string     `json:"id"`                 // the proposal commit, or "r<round>-w<worker>" when none was made
+	Proposal  git.Hash   `json:"proposal,omitempty"` // the proposal commit
+	Library   string     `json:"library"`
+	Worker    string     `json:"worker"`
+	Round     int        `json:"round"`
+	Subject   string     `json:"subject,omitempty"`
+	Outcome   Outcome    `json:"outcome"`
+	Reason    string     `json:"reason"`
+	Base      git.Hash   `json:"base,omitempty"`
+	Staleness int        `json:"staleness"`       // dev commits touching its files since Base
+	Paths     []string   `json:"paths,omitempty"` // files it changes
+	Train     [2]float64 `json:"train"`           // reward on its train tasks before and after
+	Gate      *Gate      `json:"gate,omitempty"`
+	Merge     git.Hash   `json:"merge,omitempty"`      // the dev commit that merged it
+	FusedWith []git.Hash `json:"fused_with,omitempty"` // other proposals in the same merge
+}
+
+// Note renders the decision as the text of a git note on the proposal.
+func (d *Decision) Note() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Descent-Decision: %s\n", d.Outcome)
+	fmt.Fprintf(&b, "Descent-Round: %d\n", d.Round)
+	fmt.Fprintf(&b, "Descent-Reason: %s\n", oneLine(d.Reason))
+	if d.Gate != nil {
+		fmt.Fprintf(&b, "Descent-Validation: %s\n", d.Gate)
+	}
+	if !d.Merge.IsZero() {
+		fmt.Fprintf(&b, "Descent-Merge: %s\n", d.Merge)
+	}
+	return b.String()
+}

@@ -1,0 +1,194 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/git-descent/git-descent/internal/git"
+)
+
+// State is the aggregator's bookkeeping between rounds, kept in the journal.
+type State struct {
+	Round       int         `json:"round"`        // aggregator rounds completed
+	Commits     int         `json:"commits"`      // dev commits made by the aggregator, for δ annealing
+	CleanRounds int         `json:"clean_rounds"` // rounds without a regression since the last promotion
+	Dev         git.Hash    `json:"dev"`          // dev after the last round
+	DevScore    float64     `json:"dev_score"`    // its mean validation reward
+	Stable      git.Hash    `json:"stable"`       // stable after the last round
+	StableScore float64     `json:"stable_score"` // its mean validation reward
+	Promotions  []Promotion `json:"promotions,omitempty"`
+}
+
+// Promotion records stable being fast-forwarded to dev.
+type Promotion struct {
+	Round  int      `json:"round"`
+	From   git.Hash `json:"from"`
+	To     git.Hash `json:"to"`
+	Stable float64  `json:"stable"` // stable's validation reward before
+	Dev    float64  `json:"dev"`    // dev's validation reward
+}
+
+// Journal is the library's record of decisions: the ref
+// refs/descent/<lib>/journal points at a commit whose tree holds state.json
+// and decisions/r<round>/<id>.json. Each journal commit has the proposals it
+// decides as extra parents, so no proposal becomes unreachable once its
+// worker branch moves on.
+type Journal struct {
+	repo *git.Repo
+	ref  string
+}
+
+// OpenJournal returns the journal of a library.
+func OpenJournal(repo *git.Repo, library string) *Journal {
+	return &Journal{repo: repo, ref: Refs{library}.Journal()}
+}
+
+// JournalHead is the journal as read at one moment: its commit (zero when
+// the journal does not exist yet) and state.
+type JournalHead struct {
+	Commit git.Hash
+	State  State
+}
+
+// Head reads the journal's current commit and state.
+func (j *Journal) Head(ctx context.Context) (JournalHead, error) {
+	c, err := resolveOrZero(ctx, j.repo, j.ref)
+	if err != nil || c.IsZero() {
+		return JournalHead{Commit: c}, err
+	}
+	data, err := j.repo.ReadFile(ctx, c, "state.json")
+	if err != nil {
+		return JournalHead{}, fmt.Errorf("read journal %s: %w", j.ref, err)
+	}
+	h := JournalHead{Commit: c}
+	if err := json.Unmarshal(data, &h.State); err != nil {
+		return JournalHead{}, fmt.Errorf("read journal %s: state.json: %w", j.ref, err)
+	}
+	return h, nil
+}
+
+// Record writes state and decisions as a new journal commit on top of
+// head.Commit (compare-and-swap: a *git.RefChangedError when the journal
+// moved), then notes each decided proposal.
+func (j *Journal) Record(ctx context.Context, head JournalHead, state State, ds []Decision, message string) (git.Hash, error) {
+	var edits []git.TreeEdit
+	add := func(p string, v any) error {
+		data, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		h, err := j.repo.HashObject(ctx, append(data, '\n'))
+		if err != nil {
+			return err
+		}
+		edits = append(edits, git.TreeEdit{Path: p, Hash: h})
+		return nil
+	}
+	if err := add("state.json", state); err != nil {
+		return "", fmt.Errorf("record journal: %w", err)
+	}
+	parents := []git.Hash{}
+	if !head.Commit.IsZero() {
+		parents = append(parents, head.Commit)
+	}
+	seen := map[git.Hash]bool{}
+	for i := range ds {
+		if err := add(decisionPath(&ds[i]), &ds[i]); err != nil {
+			return "", fmt.Errorf("record journal: %w", err)
+		}
+		if p := ds[i].Proposal; !p.IsZero() && !seen[p] {
+			seen[p] = true
+			parents = append(parents, p)
+		}
+	}
+	var base git.Hash
+	if !head.Commit.IsZero() {
+		var err error
+		if base, err = j.repo.TreeOf(ctx, head.Commit, ""); err != nil {
+			return "", err
+		}
+	}
+	tree, err := j.repo.EditTree(ctx, base, edits)
+	if err != nil {
+		return "", fmt.Errorf("record journal: %w", err)
+	}
+	c, err := j.repo.CommitTree(ctx, git.CommitTreeRequest{Tree: tree, Parents: parents, Message: message})
+	if err != nil {
+		return "", fmt.Errorf("record journal: %w", err)
+	}
+	if err := j.repo.SetRef(ctx, git.SetRefRequest{Ref: j.ref, Hash: c, OldHash: head.Commit, Reason: "git-descent: " + message}); err != nil {
+		return "", err
+	}
+	return c, writeNotes(ctx, j.repo, ds)
+}
+
+func decisionPath(d *Decision) string {
+	return fmt.Sprintf("decisions/r%04d/%s.json", d.Round, d.ID)
+}
+
+// Decisions returns every decision in the journal, oldest round first, then
+// by worker.
+func (j *Journal) Decisions(ctx context.Context) ([]Decision, error) {
+	c, err := resolveOrZero(ctx, j.repo, j.ref)
+	if err != nil || c.IsZero() {
+		return nil, err
+	}
+	tree, err := j.repo.TreeOf(ctx, c, "")
+	if err != nil {
+		return nil, err
+	}
+	entries, err := j.repo.ReadTree(ctx, tree)
+	if err != nil {
+		return nil, err
+	}
+	var ds []Decision
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Path, "decisions/") || path.Ext(e.Path) != ".json" {
+			continue
+		}
+		data, err := j.repo.ReadBlob(ctx, e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		var d Decision
+		if err := json.Unmarshal(data, &d); err != nil {
+			return nil, fmt.Errorf("journal %s: %w", e.Path, err)
+		}
+		ds = append(ds, d)
+	}
+	sort.SliceStable(ds, func(a, b int) bool {
+		if ds[a].Round != ds[b].Round {
+			return ds[a].Round < ds[b].Round
+		}
+		return ds[a].Worker < ds[b].Worker
+	})
+	return ds, nil
+}
+
+// ErrNoDecision means the journal has no decision for a proposal.
+var ErrNoDecision = errors.New("no decision recorded")
+
+// DecisionsFor returns the decisions about one proposal commit, oldest first.
+func (j *Journal) DecisionsFor(ctx context.Context, commit git.Hash) ([]Decision, error) {
+	all, err := j.Decisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ds []Decision
+	for _, d := range all {
+		if d.Proposal == commit {
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) == 0 {
+		return nil, fmt.Errorf("proposal %s: %w", commit.Short(), ErrNoDecision)
+	}
+	return ds, nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, git.ErrRefNotFound) }

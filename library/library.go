@@ -1,0 +1,153 @@
+// Package library reads and writes the configuration of evolvable
+// libraries: the `.descent` file at the repository root, in git-config
+// syntax, with one `[library "<name>"]` section each.
+//
+//	[library "pdf-audit"]
+//		path = skills/pdf-audit
+//		evals = evals/evals.json
+//		run = my-agent --prompt {{prompt}}
+//		scorer = contains
+//		proposer = my-proposer {{failures_file}}
+//		layout = repo
+//		frozen = evals/**
+//		guarded = scripts/**
+//
+// The file lives outside every library, so a proposal can never edit it.
+package library
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+)
+
+// FileName is the configuration file at the repository root.
+const FileName = ".descent"
+
+// Library is one evolvable directory and how to evolve it. Paths inside it
+// (Evals, globs) are relative to the library root and slash-separated.
+type Library struct {
+	Name string // the section name; by default the base name of Path
+	Path string // repository-relative directory, slash-separated, no trailing slash
+
+	Evals  string // the eval file, relative to the library root
+	Split  string // train/validation/test fractions, e.g. "50/30/20"
+	Seed   string // seed of the split hash
+	Layout string // where rollouts see the library: repo, claude, root, or a relative path
+
+	Run           string        // rollout command template
+	Timeout       time.Duration // per rollout
+	Scorer        string        // exact, contains, regex, numeric, command
+	Tolerance     float64       // numeric scorer tolerance
+	ScoreCommand  string        // command scorer
+	Proposer      string        // proposer command template
+	ProposeTimout time.Duration // per proposer run
+	Env           []string      // environment variable names passed to commands ("NAME" or "PREFIX_*")
+
+	Frozen  []string // L0 globs: never edited by a proposal
+	Guarded []string // L1 globs: stricter gate
+	Hide    []string // globs not materialized in rollout workspaces (eval answers)
+
+	Minibatch    int     // train tasks per worker per round
+	Delta        float64 // gate risk δ: accept when P(candidate better) > 1-δ
+	DeltaFloor   float64 // δ never anneals below this
+	HalfLife     float64 // dev commits for δ to halve; 0 disables annealing
+	PromoteAfter int     // clean rounds before stable may catch up with dev
+}
+
+// Defaults for keys a .descent file leaves out.
+const (
+	DefaultLayout       = "repo"
+	DefaultScorer       = "exact"
+	DefaultSplit        = "50/30/20"
+	DefaultTimeout      = 10 * time.Minute
+	DefaultMinibatch    = 4
+	DefaultDelta        = 0.2
+	DefaultDeltaFloor   = 0.05
+	DefaultHalfLife     = 20
+	DefaultPromoteAfter = 3
+)
+
+// New returns a library at path with every default filled in.
+func New(p string) *Library {
+	p = CleanPath(p)
+	return &Library{
+		Name:          path.Base(p),
+		Path:          p,
+		Evals:         "evals/evals.json",
+		Split:         DefaultSplit,
+		Layout:        DefaultLayout,
+		Timeout:       DefaultTimeout,
+		ProposeTimout: DefaultTimeout,
+		Scorer:        DefaultScorer,
+		Frozen:        []string{"evals/**"},
+		Guarded:       []string{"scripts/**"},
+		Hide:          []string{"evals/**"},
+		Minibatch:     DefaultMinibatch,
+		Delta:         DefaultDelta,
+		DeltaFloor:    DefaultDeltaFloor,
+		HalfLife:      DefaultHalfLife,
+		PromoteAfter:  DefaultPromoteAfter,
+	}
+}
+
+// CleanPath normalises a library path given by a user: slash-separated,
+// relative, no "./" prefix or trailing slash.
+func CleanPath(p string) string {
+	p = path.Clean(strings.ReplaceAll(p, "\\", "/"))
+	return strings.TrimPrefix(strings.Trim(p, "/"), "./")
+}
+
+// RepoPath turns a path inside the library into a repository path.
+func (l *Library) RepoPath(rel string) string { return l.Path + "/" + rel }
+
+// Rel turns a repository path into a path relative to the library root,
+// and reports whether it is inside the library at all.
+func (l *Library) Rel(repoPath string) (string, bool) {
+	rel, ok := strings.CutPrefix(repoPath, l.Path+"/")
+	return rel, ok
+}
+
+// Layer is a governance layer of a file.
+type Layer int
+
+// Layers, from frozen to free.
+const (
+	L0 Layer = iota // frozen: never edited by the loop
+	L1              // guarded: code and scripts
+	L2              // free: instructions and prompts
+)
+
+func (l Layer) String() string { return fmt.Sprintf("L%d", int(l)) }
+
+// LayerOf returns the layer of a path relative to the library root.
+func (l *Library) LayerOf(rel string) Layer {
+	switch {
+	case MatchAny(l.Frozen, rel) || rel == l.Evals:
+		return L0
+	case MatchAny(l.Guarded, rel):
+		return L1
+	}
+	return L2
+}
+
+// Hidden reports whether a library file stays out of rollout workspaces:
+// the eval file and anything under Hide, so an agent never reads answers.
+func (l *Library) Hidden(rel string) bool {
+	return rel == l.Evals || MatchAny(l.Hide, rel)
+}
+
+// LayoutDir is the directory, relative to a rollout workspace, where the
+// library is materialized.
+func (l *Library) LayoutDir() string {
+	switch l.Layout {
+	case "", "repo":
+		return l.Path
+	case "claude":
+		return ".claude/skills/" + l.Name
+	case "root", ".":
+		return ""
+	}
+	return CleanPath(l.Layout)
+}

@@ -1,0 +1,146 @@
+// Package rollout runs the agent on one task against one library version,
+// scores the output, and caches the result so no version is rolled out
+// twice on the same task — within a run, across concurrent callers, and
+// across restarts.
+package rollout
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/git-descent/git-descent/internal/git"
+)
+
+// Record is the result of one rollout.
+type Record struct {
+	Task    string  `json:"task"`
+	Reward  float64 `json:"reward"` // in [0,1]; 0 when the agent failed
+	Output  string  `json:"output"` // capped at maxCachedOutput
+	Error   string  `json:"error,omitempty"`
+	Seconds float64 `json:"seconds"`
+	Tokens  int64   `json:"tokens"`
+}
+
+// maxCachedOutput caps the output kept per record.
+const maxCachedOutput = 16 << 10
+
+// Key identifies a rollout: the library tree, the task's content, the
+// runner and scorer configuration, and the repeat index.
+type Key struct {
+	Tree   git.Hash
+	Task   string // eval.Task.Hash()
+	Config string // Config.Hash()
+	Repeat int
+}
+
+func (k Key) String() string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%d", k.Tree, k.Task, k.Config, k.Repeat)))
+	return hex.EncodeToString(h[:])
+}
+
+// Cache keeps records on disk (one JSON file each, written atomically) and
+// in memory, and makes concurrent requests for one key share a single
+// rollout. It is safe for concurrent use.
+type Cache struct {
+	dir string
+
+	mu       sync.Mutex
+	inflight map[string]*call
+}
+
+type call struct {
+	done chan struct{}
+	rec  Record
+	err  error
+}
+
+// OpenCache returns the cache stored in dir (created on first write).
+func OpenCache(dir string) *Cache {
+	return &Cache{dir: dir, inflight: map[string]*call{}}
+}
+
+// Do returns the record for key, running f only when neither the disk nor a
+// concurrent caller has it. hit reports whether f was not run by this call.
+// Errors from f are not cached.
+func (c *Cache) Do(ctx context.Context, key Key, f func() (Record, error)) (rec Record, hit bool, err error) {
+	k := key.String()
+	c.mu.Lock()
+	if cl, ok := c.inflight[k]; ok {
+		c.mu.Unlock()
+		select {
+		case <-cl.done:
+			return cl.rec, true, cl.err
+		case <-ctx.Done():
+			return Record{}, false, ctx.Err()
+		}
+	}
+	cl := &call{done: make(chan struct{})}
+	c.inflight[k] = cl
+	c.mu.Unlock()
+
+	defer func() {
+		cl.rec, cl.err = rec, err
+		close(cl.done)
+		c.mu.Lock()
+		if err != nil {
+			delete(c.inflight, k) // let a later call retry
+		}
+		c.mu.Unlock()
+	}()
+	if r, ok := c.load(k); ok {
+		return r, true, nil
+	}
+	rec, err = f()
+	if err != nil {
+		return rec, false, err
+	}
+	if len(rec.Output) > maxCachedOutput {
+		rec.Output = rec.Output[:maxCachedOutput]
+	}
+	return rec, false, c.store(k, rec)
+}
+
+func (c *Cache) path(k string) string { return filepath.Join(c.dir, k[:2], k+".json") }
+
+func (c *Cache) load(k string) (Record, bool) {
+	data, err := os.ReadFile(c.path(k))
+	if err != nil {
+		return Record{}, false
+	}
+	var r Record
+	if json.Unmarshal(data, &r) != nil {
+		return Record{}, false // a damaged entry is rebuilt
+	}
+	return r, true
+}
+
+func (c *Cache) store(k string, r Record) error {
+	p := c.path(k)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("rollout cache: %w", err)
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("rollout cache: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("rollout cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("rollout cache: %w", err)
+	}
+	return os.Rename(tmp.Name(), p)
+}

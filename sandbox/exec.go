@@ -1,0 +1,188 @@
+// Package sandbox runs the processes git-descent starts on a user's behalf
+// (agents, proposers, scorers) and hands out the throwaway directories they
+// run in.
+//
+// A process runs in its own process group with a scrubbed environment,
+// captured and capped output, and a timeout that kills the whole group, so
+// an agent that forks helpers cannot outlive its rollout.
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultMaxOutput caps captured standard output when Spec.MaxOutput is 0.
+const DefaultMaxOutput = 1 << 20
+
+// maxStderr caps captured standard error, which is kept for messages only.
+const maxStderr = 64 << 10
+
+// killGrace is how long a process group gets between SIGTERM and SIGKILL.
+const killGrace = 2 * time.Second
+
+// Spec describes one process to run.
+type Spec struct {
+	Command   string        // a shell command line, run with /bin/sh -c
+	Dir       string        // working directory
+	Env       []string      // the complete environment, "K=V" (see Environ)
+	Stdin     []byte        // standard input; nil means empty
+	Timeout   time.Duration // 0 means no limit but the context's
+	MaxOutput int           // cap on captured stdout bytes; 0 means DefaultMaxOutput
+}
+
+// Result is what a finished process left behind.
+type Result struct {
+	Stdout    []byte
+	Stderr    []byte
+	ExitCode  int
+	Truncated bool // stdout went over the cap and was cut
+	Duration  time.Duration
+}
+
+// ErrTimeout means the process ran past its timeout and its process group
+// was killed.
+var ErrTimeout = errors.New("timed out")
+
+// ExitError is a process that exited with a non-zero status.
+type ExitError struct {
+	Command  string
+	ExitCode int
+	Stderr   string
+}
+
+func (e *ExitError) Error() string {
+	msg := lastLines(e.Stderr, 3, 300)
+	if msg == "" {
+		return fmt.Sprintf("%s: exit status %d", clip(e.Command, 60), e.ExitCode)
+	}
+	return fmt.Sprintf("%s: exit status %d: %s", clip(e.Command, 60), e.ExitCode, msg)
+}
+
+// Run runs spec.Command to completion. A non-zero exit is an *ExitError
+// (with the Result still filled in); a timeout is ErrTimeout; a cancelled
+// context is the context's error. In every case the process group is gone
+// when Run returns.
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	if spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
+		defer cancel()
+	}
+	max := spec.MaxOutput
+	if max <= 0 {
+		max = DefaultMaxOutput
+	}
+	c := exec.Command("/bin/sh", "-c", spec.Command)
+	c.Dir = spec.Dir
+	c.Env = spec.Env
+	if c.Env == nil {
+		c.Env = []string{}
+	}
+	c.Stdin = bytes.NewReader(spec.Stdin)
+	stdout := &capped{max: max}
+	stderr := &capped{max: maxStderr}
+	c.Stdout, c.Stderr = stdout, stderr
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Orphaned grandchildren may hold the pipes open; stop waiting for them.
+	c.WaitDelay = killGrace
+
+	start := time.Now()
+	if err := c.Start(); err != nil {
+		return Result{}, fmt.Errorf("start %q: %w", clip(spec.Command, 60), err)
+	}
+	pgid := c.Process.Pid
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			killGroup(pgid, done)
+		case <-done:
+		}
+	}()
+	err := c.Wait()
+	close(done)
+	// Anything the command left running in its group goes with it.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+
+	res := Result{
+		Stdout:    stdout.buf.Bytes(),
+		Stderr:    stderr.buf.Bytes(),
+		ExitCode:  c.ProcessState.ExitCode(),
+		Truncated: stdout.over,
+		Duration:  time.Since(start),
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && spec.Timeout > 0:
+		return res, fmt.Errorf("%s: %w after %s", clip(spec.Command, 60), ErrTimeout, spec.Timeout)
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	case err != nil && res.ExitCode != 0:
+		return res, &ExitError{Command: spec.Command, ExitCode: res.ExitCode, Stderr: string(res.Stderr)}
+	case err != nil && !errors.Is(err, exec.ErrWaitDelay):
+		return res, fmt.Errorf("run %q: %w", clip(spec.Command, 60), err)
+	}
+	return res, nil
+}
+
+// killGroup sends SIGTERM to the process group, then SIGKILL after a grace
+// period unless the leader has exited.
+func killGroup(pgid int, done <-chan struct{}) {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-time.After(killGrace):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	case <-done:
+	}
+}
+
+// capped is a writer that keeps the first max bytes and drops the rest.
+type capped struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := w.max - w.buf.Len(); room < len(p) {
+		w.over = true
+		if room < 0 {
+			room = 0
+		}
+		p = p[:room]
+	}
+	w.buf.Write(p)
+	return n, nil
+}
+
+// clip shortens s to n bytes for messages.
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// lastLines returns the last n non-blank lines of s, at most max bytes.
+func lastLines(s string, n, max int) string {
+	var keep []string
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			keep = append([]string{l}, keep...)
+		}
+	}
+	out := strings.Join(keep, " | ")
+	if len(out) > max {
+		out = "…" + out[len(out)-max:]
+	}
+	return out
+}

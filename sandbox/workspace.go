@@ -1,0 +1,51 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+)
+
+// Workspace is a throwaway directory for one process run. The caller owns it
+// and must Remove it.
+type Workspace struct {
+	Dir string
+}
+
+// NewWorkspace creates an empty directory under root ("" means the system
+// temporary directory), named after pattern like os.MkdirTemp.
+func NewWorkspace(root, pattern string) (*Workspace, error) {
+	if root != "" {
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return nil, fmt.Errorf("create workspace root %q: %w", root, err)
+		}
+	}
+	dir, err := os.MkdirTemp(root, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	return &Workspace{Dir: dir}, nil
+}
+
+// Remove deletes the workspace and everything in it, making read-only
+// directories writable first so nothing an agent did can keep it alive.
+func (w *Workspace) Remove() error {
+	if err := os.RemoveAll(w.Dir); err == nil {
+		return nil
+	}
+	_ = chmodTree(w.Dir)
+	return os.RemoveAll(w.Dir)
+}
+
+func chmodTree(dir string) error {
+	entries, err := os.ReadDir(dir)
+	_ = os.Chmod(dir, 0o755)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			_ = chmodTree(dir + "/" + e.Name())
+		}
+	}
+	return nil
+}
