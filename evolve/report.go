@@ -111,7 +111,7 @@ func (r *runner) report(res *merge.RoundResult, quiet []string) {
 		fmt.Fprintf(out, "  w%-2s %s  train %.2f→%.2f  %-14s %s\n", d.Worker, d.Proposal.Short(), d.Train[0], d.Train[1], d.Outcome, clip(d.Subject, 60))
 	}
 	for _, l := range quiet {
-		fmt.Fprintf(out, "  %s\n", clip(l, 110))
+		fmt.Fprintf(out, "  %s\n", clip(l, 200))
 	}
 	if res.Gate != nil {
 		verdict := "rejected"

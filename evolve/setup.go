@@ -85,6 +85,8 @@ func validate(l *library.Library) error {
 		return fix("run", "run command (the agent that does a rollout)")
 	case strings.TrimSpace(l.Proposer) == "":
 		return fix("proposer", "proposer command (what edits the library after failures)")
+	case !contains(eval.Kinds, l.Scorer):
+		return fmt.Errorf("library %q: unknown scorer %q: valid kinds are %s", l.Name, l.Scorer, strings.Join(eval.Kinds, ", "))
 	case l.Minibatch < 1:
 		return fmt.Errorf("library %q: minibatch must be at least 1, not %d", l.Name, l.Minibatch)
 	case l.Delta <= 0 || l.Delta >= 1:
@@ -138,8 +140,8 @@ func loadSplits(repo *git.Repo, lib *library.Library) (map[eval.Split][]eval.Tas
 	}
 	splits := eval.Partition(tasks, lib.Seed, fr)
 	if len(splits[eval.Train]) == 0 || len(splits[eval.Validation]) == 0 {
-		return nil, fmt.Errorf("library %q: %d tasks give %d train and %d validation tasks; both need at least one (add tasks or change library.%s.split)",
-			lib.Name, len(tasks), len(splits[eval.Train]), len(splits[eval.Validation]), lib.Name)
+		return nil, fmt.Errorf("library %q: %d tasks give %d train and %d validation tasks; both need at least one (add tasks, or change library.%s.split or library.%s.seed)",
+			lib.Name, len(tasks), len(splits[eval.Train]), len(splits[eval.Validation]), lib.Name, lib.Name)
 	}
 	return splits, nil
 }
@@ -234,4 +236,13 @@ func (r *runner) close() {
 	if err := materialize.RemoveWorkers(ctx, r.repo, r.lib); err != nil {
 		r.opts.Log.Warn("remove worker worktrees", "err", err)
 	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

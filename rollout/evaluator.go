@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,7 +96,12 @@ func (e *Evaluator) RolloutAll(ctx context.Context, libTree git.Hash, tasks []ev
 		}()
 	}
 	wg.Wait()
-	return recs, errors.Join(errs...)
+	for _, err := range errs {
+		if err != nil {
+			return recs, err // the first, in task order: one line for the user
+		}
+	}
+	return recs, nil
 }
 
 // run does one rollout in a fresh workspace.
@@ -134,9 +138,9 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task) (Rec
 		rec.Error = runErr.Error()
 		return rec, nil
 	}
-	rec.Reward, err = e.Scorer.Score(ctx, t, resp.Output)
-	if err != nil {
-		return Record{}, fmt.Errorf("score task %q: %w", t.ID, err)
+	// Scorer errors name the task themselves.
+	if rec.Reward, err = e.Scorer.Score(ctx, t, resp.Output); err != nil {
+		return Record{}, err
 	}
 	return rec, nil
 }

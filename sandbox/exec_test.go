@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,14 +58,24 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	for _, c := range strings.TrimSpace(string(data)) {
 		pid = pid*10 + int(c-'0')
 	}
-	// Reaped or gone: signal 0 fails once the process no longer exists.
 	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("grandchild %d still alive", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// alive reports whether a process exists and is not a zombie (an orphan
+// whose PID 1 does not reap it is dead all the same).
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	f := strings.Fields(string(data))
+	return len(f) > 2 && f[2] != "Z"
 }
 
 func TestRunCancel(t *testing.T) {

@@ -192,4 +192,3 @@ func newDemoProposeCmd(e *env) *cobra.Command {
 		},
 	}
 }
-

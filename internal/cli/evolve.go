@@ -119,4 +119,3 @@ func outcomeList(m map[ledger.Outcome]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-

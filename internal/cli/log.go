@@ -72,14 +72,15 @@ func runLog(ctx context.Context, e *env, name string, asJSON bool) error {
 			val = fmt.Sprintf("%.2f → %.2f", d.Gate.Before, d.Gate.After)
 			p = fmt.Sprintf("%.2f", d.Gate.P)
 		}
-		text := d.Subject
-		if d.Outcome != ledger.Committed || text == "" {
+		// Subjects are clipped; reasons never are, as they explain the outcome.
+		text := clipText(d.Subject, 60)
+		switch {
+		case text == "":
 			text = d.Reason
-			if d.Subject != "" {
-				text = d.Subject + " — " + d.Reason
-			}
+		case d.Outcome != ledger.Committed:
+			text += " — " + d.Reason
 		}
-		fmt.Fprintf(tw, "%d\t%s\tw%s\t%s\t%s\t%s\t%s\n", d.Round, id, d.Worker, d.Outcome, val, p, clipText(text, 90))
+		fmt.Fprintf(tw, "%d\t%s\tw%s\t%s\t%s\t%s\t%s\n", d.Round, id, d.Worker, d.Outcome, val, p, text)
 	}
 	return tw.Flush()
 }
