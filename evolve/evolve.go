@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -176,16 +177,25 @@ func (r *runner) round(ctx context.Context, pending []*merge.Submission) (*merge
 		return nil, err
 	}
 	r.roundNo = out.Round
-	r.report(out, results2lines(r.workers))
+	r.report(out, quietLines(r.workers))
 	return out, nil
 }
 
-func results2lines(ws []*worker) []string {
-	lines := make([]string, 0, len(ws))
+// quietLines reports the workers that made no proposal: one line each for
+// those whose proposer came back empty-handed, one line for all whose
+// minibatch passed.
+func quietLines(ws []*worker) []string {
+	var lines, passed []string
 	for _, w := range ws {
-		if w.last != "" {
+		switch {
+		case w.passed:
+			passed = append(passed, "w"+w.id)
+		case w.last != "":
 			lines = append(lines, w.last)
 		}
+	}
+	if len(passed) > 0 {
+		lines = append(lines, strings.Join(passed, ", ")+": every train task in the minibatch passes; nothing to propose")
 	}
 	return lines
 }

@@ -3,6 +3,7 @@ package evolve
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/git-descent/git-descent/eval"
@@ -104,7 +105,9 @@ func (r *runner) report(res *merge.RoundResult, quiet []string) {
 		}
 	}
 	fmt.Fprintf(out, "round %d: %d proposals\n", res.Round, n)
-	for _, d := range res.Decisions {
+	ds := append([]ledger.Decision(nil), res.Decisions...)
+	sort.SliceStable(ds, func(i, j int) bool { return ledger.WorkerLess(ds[i].Worker, ds[j].Worker) })
+	for _, d := range ds {
 		if d.Proposal.IsZero() {
 			continue
 		}

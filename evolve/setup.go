@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-descent/git-descent/agent"
 	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/hooks"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
@@ -45,6 +46,9 @@ func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Optio
 	}
 	head, err := checkClean(ctx, repo, lib)
 	if err != nil {
+		return nil, err
+	}
+	if err := hooks.CheckMergeDriver(ctx, repo, lib.Path); err != nil {
 		return nil, err
 	}
 	r := &runner{repo: repo, lib: lib, opts: opts, refs: ledger.Refs{Library: lib.Name}}

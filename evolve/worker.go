@@ -32,7 +32,8 @@ type worker struct {
 	wt       *git.Worktree
 	proposer agent.Proposer
 	train    []eval.Task // all train tasks, in the run's fixed order
-	last     string      // the report line of the last step
+	last     string      // the report line of the last step, if it made no proposal
+	passed   bool        // the last step's minibatch passed entirely
 }
 
 // minibatch returns the train tasks of this worker in a round: a window
@@ -72,12 +73,13 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 	}
 	fb := feedback(lib.Name, filepath.Join(w.wt.Dir, filepath.FromSlash(lib.Path)), lib.Frozen, batch, before)
 	if len(fb.Failures) == 0 {
-		w.last = fmt.Sprintf("w%s  all %d train tasks pass; nothing to propose", w.id, len(batch))
+		w.last, w.passed = "", true
 		return nil, nil, nil
 	}
+	w.passed = false
 	rat, err := w.propose(ctx, fb)
 	none := func(o ledger.Outcome, reason string) (*merge.Submission, *ledger.Decision, error) {
-		w.last = fmt.Sprintf("w%s  %s: %s", w.id, o, reason)
+		w.last = fmt.Sprintf("w%-2s %s: %s", w.id, o, reason)
 		return nil, &ledger.Decision{ID: fmt.Sprintf("r%d-w%s", round, w.id), Library: lib.Name, Worker: w.id,
 			Round: round, Outcome: o, Reason: reason, Base: dev, Train: [2]float64{rollout.Mean(before), 0}}, nil
 	}

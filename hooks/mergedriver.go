@@ -6,6 +6,7 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,14 +43,36 @@ type Change struct {
 
 // InstallMergeDriver registers the merge driver in the repository's config
 // and routes the files under libPath through it in .git/info/attributes. It
-// is idempotent. An existing driver command or attribute line that
-// git-descent did not write is a *ConflictError unless force is set.
+// is idempotent, and all or nothing: an existing driver command or
+// attribute that git-descent did not write is a *ConflictError (unless
+// force is set) and then nothing is written.
 func InstallMergeDriver(ctx context.Context, repo *git.Repo, libPath string, force bool) ([]Change, error) {
+	plan, err := PlanMergeDriver(ctx, repo, libPath, force)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Apply(ctx)
+}
+
+// DriverPlan is what InstallMergeDriver would write, checked for conflicts
+// but not yet written.
+type DriverPlan struct {
+	repo     *git.Repo
+	config   []Change // keys and values for .git/config
+	attrFile string
+	attrs    []string // the new attributes file, nil when unchanged
+	attrLine string
+}
+
+// PlanMergeDriver checks what installing the merge driver for libPath would
+// change, returning a *ConflictError for a foreign value unless force is
+// set. Nothing is written until Apply.
+func PlanMergeDriver(ctx context.Context, repo *git.Repo, libPath string, force bool) (*DriverPlan, error) {
 	local, err := repo.ConfigList(ctx, "", `^merge\.descent\.`)
 	if err != nil {
 		return nil, err
 	}
-	var changes []Change
+	plan := &DriverPlan{repo: repo, attrFile: AttributesFile(repo)}
 	for _, kv := range [][2]string{{"merge.descent.driver", DriverCommand}, {"merge.descent.name", driverLabel}} {
 		key, want := kv[0], kv[1]
 		var found string
@@ -65,17 +88,28 @@ func InstallMergeDriver(ctx context.Context, repo *git.Repo, libPath string, for
 		if ok && !force && !ours(key, found) {
 			return nil, &ConflictError{Where: key, Found: found, Want: want}
 		}
-		if err := repo.ConfigSet(ctx, "", key, want); err != nil {
-			return nil, err
-		}
-		changes = append(changes, Change{Where: key, Value: want})
+		plan.config = append(plan.config, Change{Where: key, Value: want})
 	}
-	c, err := addAttribute(repo, libPath, force)
-	if err != nil {
+	if plan.attrs, plan.attrLine, err = planAttribute(plan.attrFile, libPath, force); err != nil {
 		return nil, err
 	}
-	if c != nil {
-		changes = append(changes, *c)
+	return plan, nil
+}
+
+// Apply writes the plan and returns what it changed.
+func (p *DriverPlan) Apply(ctx context.Context) ([]Change, error) {
+	var changes []Change
+	for _, c := range p.config {
+		if err := p.repo.ConfigSet(ctx, "", c.Where, c.Value); err != nil {
+			return changes, err
+		}
+		changes = append(changes, c)
+	}
+	if p.attrs != nil {
+		if err := writeAtomic(p.attrFile, p.attrs); err != nil {
+			return changes, err
+		}
+		changes = append(changes, Change{Where: p.attrFile, Value: p.attrLine})
 	}
 	return changes, nil
 }
@@ -98,14 +132,14 @@ func AttributesFile(repo *git.Repo) string {
 // attrPattern is the attributes pattern covering a library.
 func attrPattern(libPath string) string { return "/" + strings.Trim(libPath, "/") + "/**" }
 
-func addAttribute(repo *git.Repo, libPath string, force bool) (*Change, error) {
-	file := AttributesFile(repo)
+// planAttribute returns the attributes file's new lines with libPath routed
+// to the driver (nil when it already is) and the line written.
+func planAttribute(file, libPath string, force bool) ([]string, string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil && !os.IsNotExist(err) {
-		return nil, fmt.Errorf("read %q: %w", file, err)
+		return nil, "", fmt.Errorf("read %q: %w", file, err)
 	}
 	pattern, want := attrPattern(libPath), "merge="+DriverName
-	line := pattern + " " + want
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	if len(data) == 0 {
 		lines = nil
@@ -115,21 +149,24 @@ func addAttribute(repo *git.Repo, libPath string, force bool) (*Change, error) {
 		if len(f) == 0 || f[0] != pattern {
 			continue
 		}
-		for _, attr := range f[1:] {
+		for j, attr := range f[1:] {
 			if attr == want {
-				return nil, nil
+				return nil, "", nil
 			}
 			if strings.HasPrefix(attr, "merge=") || attr == "-merge" || attr == "merge" || attr == "!merge" {
 				if !force {
-					return nil, &ConflictError{Where: file + ": " + pattern, Found: attr, Want: want}
+					return nil, "", &ConflictError{Where: file + ": " + pattern, Found: attr, Want: want}
 				}
-				lines[i] = line
-				return &Change{Where: file, Value: line}, writeAtomic(file, lines)
+				// Replace only the merge attribute: the line's others
+				// (e.g. git-lfs's filter=lfs) are not ours to drop.
+				f[1+j] = want
+				lines[i] = strings.Join(f, " ")
+				return lines, lines[i], nil
 			}
 		}
 	}
-	lines = append(lines, line)
-	return &Change{Where: file, Value: line}, writeAtomic(file, lines)
+	line := pattern + " " + want
+	return append(lines, line), line, nil
 }
 
 func writeAtomic(file string, lines []string) error {
@@ -142,6 +179,31 @@ func writeAtomic(file string, lines []string) error {
 	}
 	if err := os.Rename(tmp, file); err != nil {
 		return fmt.Errorf("write %q: %w", file, err)
+	}
+	return nil
+}
+
+// ErrDriverMissing means the repository does not route a library through
+// the descent merge driver (a fresh clone, say).
+var ErrDriverMissing = errors.New("the descent merge driver is not registered")
+
+// CheckMergeDriver verifies that git would merge the files under libPath
+// with a merge.descent driver. Without it, merges of proposals would fall
+// back to git's own merge and lose the fusion rules.
+func CheckMergeDriver(ctx context.Context, repo *git.Repo, libPath string) error {
+	attr, err := repo.CheckAttr(ctx, "merge", strings.Trim(libPath, "/")+"/SKILL.md")
+	if err != nil {
+		return err
+	}
+	_, ok, err := repo.ConfigGet(ctx, "merge."+DriverName+".driver")
+	if err != nil {
+		return err
+	}
+	switch {
+	case attr != DriverName:
+		return fmt.Errorf("%w for %s (merge attribute is %q): run `git descent init %s` in this repository", ErrDriverMissing, libPath, attr, libPath)
+	case !ok:
+		return fmt.Errorf("%w (merge.descent.driver is not set): run `git descent init %s` in this repository", ErrDriverMissing, libPath)
 	}
 	return nil
 }

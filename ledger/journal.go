@@ -165,7 +165,7 @@ func (j *Journal) Decisions(ctx context.Context) ([]Decision, error) {
 		if ds[a].Round != ds[b].Round {
 			return ds[a].Round < ds[b].Round
 		}
-		return ds[a].Worker < ds[b].Worker
+		return WorkerLess(ds[a].Worker, ds[b].Worker)
 	})
 	return ds, nil
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -38,7 +39,7 @@ func (p *Proposal) Message() string {
 		{"Descent-Library", e.Library},
 		{"Descent-Worker", e.Worker},
 		{"Descent-Base", string(e.Base)},
-		{"Descent-Tasks", strings.Join(e.Tasks, " ")},
+		{"Descent-Tasks", joinIDs(e.Tasks)},
 		{"Descent-Reward-Before", fmtFloat(e.RewardBefore)},
 		{"Descent-Reward-After", fmtFloat(e.RewardAfter)},
 		{"Descent-Tokens", strconv.FormatInt(e.Tokens, 10)},
@@ -57,7 +58,7 @@ func ParseProposal(commit git.Hash, msg string) (*Proposal, error) {
 	}
 	p.Worker = trailerValue(ts, "Descent-Worker")
 	p.Base = git.Hash(trailerValue(ts, "Descent-Base"))
-	p.Tasks = strings.Fields(trailerValue(ts, "Descent-Tasks"))
+	p.Tasks = splitIDs(trailerValue(ts, "Descent-Tasks"))
 	p.RewardBefore, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Reward-Before"), 64)
 	p.RewardAfter, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Reward-After"), 64)
 	p.Tokens, _ = strconv.ParseInt(trailerValue(ts, "Descent-Tokens"), 10, 64)
@@ -107,3 +108,27 @@ func resolveOrZero(ctx context.Context, repo *git.Repo, ref string) (git.Hash, e
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', 4, 64) }
+
+// joinIDs lists task ids separated by spaces; an id holding a space or a
+// percent sign is percent-encoded so the list reads back exactly.
+func joinIDs(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		if strings.ContainsAny(id, " %\t\n") {
+			id = url.PathEscape(id)
+		}
+		out[i] = id
+	}
+	return strings.Join(out, " ")
+}
+
+func splitIDs(s string) []string {
+	var ids []string
+	for _, f := range strings.Fields(s) {
+		if id, err := url.PathUnescape(f); err == nil {
+			f = id
+		}
+		ids = append(ids, f)
+	}
+	return ids
+}

@@ -7,7 +7,10 @@
 // overwrite each other.
 package ledger
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Refs names the refs of one library.
 type Refs struct{ Library string }
@@ -42,3 +45,14 @@ const NotesRef = "refs/notes/descent"
 
 // WorkerID names worker i (counting from 1).
 func WorkerID(i int) string { return fmt.Sprint(i) }
+
+// WorkerLess orders worker ids numerically when both are numbers (so w10
+// comes after w9), else as strings.
+func WorkerLess(a, b string) bool {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA == nil && errB == nil {
+		return x < y
+	}
+	return a < b
+}

@@ -35,7 +35,8 @@ func parseMessage(msg string) (subject, body string, trailers []Trailer) {
 	last := paras[len(paras)-1]
 	var ts []Trailer
 	for _, line := range strings.Split(last, "\n") {
-		k, v, ok := strings.Cut(line, ": ")
+		k, v, ok := strings.Cut(line, ":")
+		v = strings.TrimPrefix(v, " ")
 		if !ok || k == "" || strings.ContainsAny(k, " \t") {
 			ts = nil
 			break

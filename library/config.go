@@ -128,15 +128,21 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 	var err error
 	switch key {
 	case "path":
-		l.Path = CleanPath(v)
+		if err = checkRel(v); err == nil {
+			l.Path = CleanPath(v)
+		}
 	case "evals":
-		l.Evals = CleanPath(v)
+		if err = checkRel(v); err == nil {
+			l.Evals = CleanPath(v)
+		}
 	case "split":
 		l.Split = v
 	case "seed":
 		l.Seed = v
 	case "layout":
-		l.Layout = v
+		if err = checkRel(v); err == nil {
+			l.Layout = v
+		}
 	case "run":
 		l.Run = v
 	case "timeout":

@@ -93,10 +93,24 @@ func New(p string) *Library {
 }
 
 // CleanPath normalises a library path given by a user: slash-separated,
-// relative, no "./" prefix or trailing slash.
+// relative, no "./" prefix or trailing slash; "" stays "".
 func CleanPath(p string) string {
 	p = path.Clean(strings.ReplaceAll(p, "\\", "/"))
-	return strings.TrimPrefix(strings.Trim(p, "/"), "./")
+	p = strings.TrimPrefix(strings.Trim(p, "/"), "./")
+	if p == "." {
+		return ""
+	}
+	return p
+}
+
+// checkRel refuses a path that would leave the directory it is relative
+// to: absolute, or with a ".." segment.
+func checkRel(p string) error {
+	clean := path.Clean(strings.ReplaceAll(p, "\\", "/"))
+	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return fmt.Errorf("must be a relative path inside the library's directory")
+	}
+	return nil
 }
 
 // RepoPath turns a path inside the library into a repository path.
@@ -149,5 +163,5 @@ func (l *Library) LayoutDir() string {
 	case "root", ".":
 		return ""
 	}
-	return CleanPath(l.Layout)
+	return CleanPath(l.Layout) // checked relative when read
 }

@@ -282,9 +282,11 @@ func (c *textConflict) sameEdit() bool {
 	return bytes.Equal(c.printed(sideOurs), c.printed(sideTheirs))
 }
 
-// fused is the text of a fusable conflict: the edit once, or ours followed
-// by theirs. Ours keeps the line ending git gives it in conflicts, so that
-// theirs starts on a line of its own (as `git merge-file --union` does).
+// fused is the text of a fusable conflict: the edit once, or the union of
+// both insertions (unionLines): each side's lines in order, lines both
+// inserted once, ours first where they differ. The union ends the way the
+// side its last line came from ends (a final line without a newline stays
+// so); a common last line ends as theirs does, as in ours-then-theirs.
 func (c *textConflict) fused() []byte {
 	switch {
 	case bytes.Equal(c.sides[sideOurs], c.sides[sideTheirs]):
@@ -292,7 +294,18 @@ func (c *textConflict) fused() []byte {
 	case c.sameEdit():
 		return c.printed(sideOurs)
 	}
-	return append(c.printed(sideOurs), c.sides[sideTheirs]...)
+	out, lastFromOurs, ok := unionLines(c.printed(sideOurs), c.printed(sideTheirs))
+	if !ok {
+		return append(c.printed(sideOurs), c.sides[sideTheirs]...)
+	}
+	last := c.sides[sideTheirs]
+	if lastFromOurs {
+		last = c.sides[sideOurs]
+	}
+	if len(last) > 0 && last[len(last)-1] != '\n' {
+		out = bytes.TrimSuffix(out, []byte(c.eol))
+	}
+	return out
 }
 
 // printed is side i of c as git prints it inside a conflict: with the

@@ -132,11 +132,16 @@ func runInit(ctx context.Context, e *env, o initOptions, changed func(string) bo
 	if err := checkOtherLibraries(ctx, repo, name, rel); err != nil {
 		return err
 	}
+	// Check the merge driver first, so a conflict there writes nothing.
+	plan, err := hooks.PlanMergeDriver(ctx, repo, rel, o.force)
+	if err != nil {
+		return err
+	}
 	wrote, err := writeSettings(ctx, repo, name, settings, o.force)
 	if err != nil {
 		return err
 	}
-	changes, err := hooks.InstallMergeDriver(ctx, repo, rel, o.force)
+	changes, err := plan.Apply(ctx)
 	if err != nil {
 		return err
 	}
@@ -219,14 +224,14 @@ func checkOtherLibraries(ctx context.Context, repo *git.Repo, name, rel string) 
 // writeSettings writes the keys of one library section and returns the keys
 // it wrote. A key that already has a different value is kept, or replaced
 // with force; asking explicitly for a different value without force is an
-// error naming the key and the value found.
+// error naming the key and the value found, and then nothing is written.
 func writeSettings(ctx context.Context, repo *git.Repo, name string, settings []setting, force bool) ([]string, error) {
 	file := library.File(repo)
 	existing, err := repo.ConfigList(ctx, file, `^library\.`)
 	if err != nil {
 		return nil, err
 	}
-	var wrote []string
+	var writes []setting
 	for _, s := range settings {
 		key := "library." + name + "." + s.key
 		var found []string
@@ -244,8 +249,13 @@ func writeSettings(ctx context.Context, repo *git.Repo, name string, settings []
 			return nil, fmt.Errorf("%s already sets %s = %q; not replacing it with %q (edit %s, or re-run with --force)",
 				library.FileName, key, strings.Join(found, ", "), strings.Join(s.values, ", "), library.FileName)
 		}
+		writes = append(writes, s)
+	}
+	var wrote []string
+	for _, s := range writes {
+		key := "library." + name + "." + s.key
 		if err := repo.ConfigReplaceAll(ctx, file, key, s.values); err != nil {
-			return nil, fmt.Errorf("write %s: %w", key, err)
+			return wrote, fmt.Errorf("write %s: %w", key, err)
 		}
 		wrote = append(wrote, s.key)
 	}

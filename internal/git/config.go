@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -80,4 +81,19 @@ func (r *Repo) ConfigReplaceAll(ctx context.Context, file ConfigFile, key string
 		}
 	}
 	return nil
+}
+
+// CheckAttr returns the value of attribute attr for path as git sees it
+// (from .gitattributes, .git/info/attributes and core.attributesFile):
+// "unspecified", "set", "unset", or the value.
+func (r *Repo) CheckAttr(ctx context.Context, attr, path string) (string, error) {
+	out, err := r.run(ctx, cmd{readOnly: true}, "check-attr", "-z", attr, "--", path)
+	if err != nil {
+		return "", err
+	}
+	f := strings.Split(string(out), "\x00")
+	if len(f) < 3 {
+		return "", fmt.Errorf("git check-attr: unexpected output %q", out)
+	}
+	return f[2], nil
 }

@@ -118,7 +118,11 @@ func ParseVersion(s string) (Version, error) {
 		if i >= len(parts) {
 			break
 		}
-		n, err := strconv.Atoi(strings.TrimRightFunc(parts[i], func(r rune) bool { return r < '0' || r > '9' }))
+		digits := parts[i]
+		if j := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); j >= 0 {
+			digits = digits[:j]
+		}
+		n, err := strconv.Atoi(digits)
 		if err != nil {
 			return Version{}, fmt.Errorf("parse git version %q", s)
 		}

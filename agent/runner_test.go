@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-descent/git-descent/sandbox"
+)
+
+// newRequest lays out a rollout's directories under a temporary root.
+func newRequest(t *testing.T) Request {
+	t.Helper()
+	root := t.TempDir()
+	req := Request{
+		Library: "pdf-audit", TaskID: "t-007", Prompt: `What's the "total"? $(echo no)`,
+		TaskFile: filepath.Join(root, "control", "task.json"), SkillDir: filepath.Join(root, "ws", "skills", "pdf-audit"),
+		Workspace: filepath.Join(root, "ws"), Control: filepath.Join(root, "control"),
+		Files: []string{filepath.Join(root, "ws", "a.pdf"), filepath.Join(root, "ws", "b.pdf")},
+	}
+	for _, d := range []string{req.Workspace, req.Control, req.SkillDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return req
+}
+
+func TestExecRunOutput(t *testing.T) {
+	for _, c := range []struct {
+		name, command, want string
+	}{
+		{"stdout", `printf 'answer for %s' {{task_id}}`, "answer for t-007"},
+		{"stdin is the prompt", `cat`, `What's the "total"? $(echo no)`},
+		{"prompt placeholder", `printf %s {{prompt}}`, `What's the "total"? $(echo no)`},
+		{"output file wins over stdout", `echo noise; printf 42 > "$DESCENT_OUTPUT_FILE"`, "42"},
+		{"output file placeholder", `echo noise; printf 43 > {{output_file}}`, "43"},
+		{"working directory is the workspace", `pwd -P`, "$WORKSPACE\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := newRequest(t)
+			ws, err := filepath.EvalSymlinks(req.Workspace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.ReplaceAll(c.want, "$WORKSPACE", ws)
+			resp, err := (&Exec{Command: c.command}).Run(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Output != want {
+				t.Errorf("Output = %q, want %q", resp.Output, want)
+			}
+		})
+	}
+}
+
+func TestExecRunEnvironment(t *testing.T) {
+	t.Setenv("SECRET_TOKEN", "s3cret")
+	t.Setenv("MY_API_KEY", "k")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("TMPDIR", t.TempDir())
+	for _, c := range []struct {
+		name  string
+		allow []string
+		want  func(req Request) map[string]string // "" means unset
+	}{
+		{"isolated", nil, func(req Request) map[string]string {
+			return map[string]string{
+				"DESCENT_PROMPT": req.Prompt, "DESCENT_TASK_ID": "t-007", "DESCENT_TASK_FILE": req.TaskFile,
+				"DESCENT_SKILL_DIR": req.SkillDir, "DESCENT_WORKSPACE": req.Workspace, "DESCENT_LIBRARY": "pdf-audit",
+				"DESCENT_OUTPUT_FILE": filepath.Join(req.Control, "output"),
+				"DESCENT_FILES":       strings.Join(req.Files, string(os.PathListSeparator)),
+				"HOME":                filepath.Join(req.Control, "home"), "TMPDIR": filepath.Join(req.Control, "tmp"),
+				"SECRET_TOKEN": "", "MY_API_KEY": "",
+			}
+		}},
+		{"allowed", []string{"HOME", "TMPDIR", "MY_*"}, func(req Request) map[string]string {
+			return map[string]string{
+				"HOME": os.Getenv("HOME"), "TMPDIR": os.Getenv("TMPDIR"), "MY_API_KEY": "k", "SECRET_TOKEN": "",
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := newRequest(t)
+			resp, err := (&Exec{Command: "env -0", Allow: c.allow}).Run(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{}
+			for _, kv := range strings.Split(resp.Output, "\x00") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					env[k] = v
+				}
+			}
+			for k, want := range c.want(req) {
+				got, ok := env[k]
+				if want == "" && ok {
+					t.Errorf("%s = %q leaked into the command", k, got)
+				} else if want != "" && got != want {
+					t.Errorf("%s = %q, want %q", k, got, want)
+				}
+			}
+			if c.allow == nil {
+				for _, k := range []string{"HOME", "TMPDIR"} {
+					if fi, err := os.Stat(env[k]); err != nil || !fi.IsDir() {
+						t.Errorf("%s %q is not a directory: %v", k, env[k], err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestExecRunFailure(t *testing.T) {
+	req := newRequest(t)
+	cmd := `printf partial; printf ignored > "$DESCENT_OUTPUT_FILE"; echo oops >&2; exit 3`
+	resp, err := (&Exec{Command: cmd}).Run(context.Background(), req)
+	var ee *sandbox.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode != 3 {
+		t.Fatalf("Run = %v, want exit status 3", err)
+	}
+	if resp.Output != "partial" || strings.TrimSpace(resp.Stderr) != "oops" {
+		t.Errorf("Response = %+v, want the partial stdout and stderr", resp)
+	}
+}
+
+func TestExecRunTruncates(t *testing.T) {
+	req := newRequest(t)
+	resp, err := (&Exec{Command: "yes | head -c 1000", MaxOutput: 10}).Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Output) != 10 || !resp.Truncated {
+		t.Errorf("Output %q truncated %v, want 10 bytes, truncated", resp.Output, resp.Truncated)
+	}
+}
+
+func TestExecRunBadTemplate(t *testing.T) {
+	req := newRequest(t)
+	if _, err := (&Exec{Command: "agent {{answer}}"}).Run(context.Background(), req); err == nil || !strings.Contains(err.Error(), "{{answer}}") {
+		t.Errorf("Run with an unknown placeholder = %v", err)
+	}
+}

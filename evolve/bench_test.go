@@ -1,0 +1,123 @@
+package evolve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/git-descent/git-descent/hooks"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/library"
+)
+
+// BenchmarkProposalOverhead measures what git-descent itself costs per
+// proposal: a zero-latency agent (`echo`) and a proposer that appends one
+// line, so nearly all the time is worktrees, rollout workspaces, process
+// starts, commits, merges, the gate and the ledger. Run it with
+//
+//	go test -run '^$' -bench ProposalOverhead -benchtime 5x ./evolve
+//
+// It reports ms/proposal and rollouts/proposal.
+func BenchmarkProposalOverhead(b *testing.B) {
+	for _, workers := range []int{1, 4} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			const rounds = 4
+			var proposals int
+			var elapsed time.Duration
+			var rollouts int64
+			for i := 0; i < b.N; i++ {
+				repo, lib := benchRepo(b)
+				start := time.Now()
+				sum, err := Evolve(context.Background(), repo, lib, Options{Workers: workers, Rounds: rounds, Jobs: 2 * workers})
+				if err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(start)
+				proposals += sum.Proposals
+				rollouts += sum.Rollouts
+			}
+			if proposals == 0 {
+				b.Fatal("no proposals")
+			}
+			b.ReportMetric(float64(elapsed.Milliseconds())/float64(proposals), "ms/proposal")
+			b.ReportMetric(float64(rollouts)/float64(proposals), "rollouts/proposal")
+		})
+	}
+}
+
+// benchRepo builds a repository with a 24-task library whose agent answers
+// instantly and whose proposer always makes a new edit. git-descent is built
+// once and put first on PATH, since git runs it as the merge driver.
+func benchRepo(b *testing.B) (*git.Repo, *library.Library) {
+	b.Helper()
+	ctx := context.Background()
+	bin := buildOnce(b)
+	b.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	b.Setenv("HOME", b.TempDir())
+	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	dir := b.TempDir()
+	repo, err := git.InitRepo(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	evals := `{"evals": [`
+	for i := 0; i < 24; i++ {
+		if i > 0 {
+			evals += ","
+		}
+		evals += fmt.Sprintf(`{"id": "t%02d", "prompt": "p", "expected_output": "never"}`, i)
+	}
+	evals += "]}"
+	for p, c := range map[string]string{"skills/s/SKILL.md": "# S\n", "skills/s/evals/evals.json": evals} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	file := library.File(repo)
+	for k, v := range map[string]string{
+		"library.s.path":     "skills/s",
+		"library.s.run":      "echo answer",
+		"library.s.proposer": `echo "edit $DESCENT_WORKER $(date +%s%N)" >> "$DESCENT_SKILL_DIR/SKILL.md"`,
+	} {
+		if err := repo.ConfigSet(ctx, file, k, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := hooks.InstallMergeDriver(ctx, repo, "skills/s", false); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := repo.CommitAll(ctx, "init", git.Signature{Name: "B", Email: "b@example.com"}); err != nil {
+		b.Fatal(err)
+	}
+	lib, err := library.Find(ctx, repo, "s")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return repo, lib
+}
+
+var builtDir string
+
+func buildOnce(b *testing.B) string {
+	if builtDir != "" {
+		return builtDir
+	}
+	dir, err := os.MkdirTemp("", "descent-bench-bin-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "git-descent"), "../cmd/git-descent").CombinedOutput()
+	if err != nil {
+		b.Fatalf("build git-descent: %v\n%s", err, out)
+	}
+	builtDir = dir
+	return dir
+}

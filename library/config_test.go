@@ -1,0 +1,174 @@
+package library
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadAll(t *testing.T) {
+	ctx, repo := newRepo(t)
+	setConfig(t, repo,
+		"library.pdf-audit.path=./skills/pdf-audit/",
+		"library.pdf-audit.evals=./tests/cases.jsonl",
+		"library.pdf-audit.split=60/20/20",
+		"library.pdf-audit.seed=s1",
+		"library.pdf-audit.layout=claude",
+		"library.pdf-audit.run=my-agent {{prompt}}",
+		"library.pdf-audit.timeout=90s",
+		"library.pdf-audit.scorer=numeric",
+		"library.pdf-audit.tolerance=0.01",
+		"library.pdf-audit.score-command=score.sh",
+		"library.pdf-audit.proposer=my-proposer {{failures_file}}",
+		"library.pdf-audit.propose-timeout=5m",
+		"library.pdf-audit.env=ANTHROPIC_*",
+		"+library.pdf-audit.env=MY_TOKEN",
+		"library.pdf-audit.frozen=tests/**",
+		"+library.pdf-audit.frozen=LICENSE",
+		"library.pdf-audit.hide=",
+		"library.pdf-audit.minibatch=8",
+		"library.pdf-audit.delta=0.1",
+		"library.pdf-audit.delta-floor=0.01",
+		"library.pdf-audit.anneal=0",
+		"library.pdf-audit.promote-after=5",
+		// A name with dots, and one with only a path: all defaults.
+		"library.my.lib.path=tools/my.lib",
+		"library.Zeta.path=zeta",
+	)
+	libs, err := LoadAll(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdf := &Library{
+		Name: "pdf-audit", Path: "skills/pdf-audit", Evals: "tests/cases.jsonl", Split: "60/20/20", Seed: "s1", Layout: "claude",
+		Run: "my-agent {{prompt}}", Timeout: 90 * time.Second, Scorer: "numeric", Tolerance: 0.01, ScoreCommand: "score.sh",
+		Proposer: "my-proposer {{failures_file}}", ProposeTimout: 5 * time.Minute,
+		Env:       []string{"ANTHROPIC_*", "MY_TOKEN"},
+		Frozen:    []string{"tests/**", "LICENSE"}, // replaces the default, then appends
+		Guarded:   []string{"scripts/**"},          // not set: the default
+		Hide:      nil,                             // set empty: cleared
+		Minibatch: 8, Delta: 0.1, DeltaFloor: 0.01, HalfLife: 0, PromoteAfter: 5,
+	}
+	myLib := New("tools/my.lib")
+	myLib.Name = "my.lib"
+	zeta := New("zeta")
+	zeta.Name = "Zeta"
+	want := []*Library{zeta, myLib, pdf} // sorted by name, bytewise
+	if len(libs) != len(want) {
+		t.Fatalf("LoadAll = %d libraries, want %d", len(libs), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(libs[i], want[i]) {
+			t.Errorf("library %d:\n got %+v\nwant %+v", i, libs[i], want[i])
+		}
+	}
+}
+
+func TestLoadAllWithoutFile(t *testing.T) {
+	ctx, repo := newRepo(t)
+	libs, err := LoadAll(ctx, repo)
+	if err != nil || len(libs) != 0 {
+		t.Errorf("LoadAll without %s = %v, %v; want none", FileName, libs, err)
+	}
+}
+
+// Every key in Keys is accepted, so the list in error messages is true.
+func TestEveryKeyParses(t *testing.T) {
+	valid := map[string]string{"timeout": "1s", "propose-timeout": "1s", "tolerance": "1", "minibatch": "1",
+		"delta": "0.5", "delta-floor": "0.1", "anneal": "3", "promote-after": "2"}
+	for _, k := range Keys {
+		v, ok := valid[k]
+		if !ok {
+			v = "x"
+		}
+		l := New("lib")
+		if err := l.set(k, v, map[string]bool{}); err != nil {
+			t.Errorf("set(%q, %q) = %v", k, v, err)
+		}
+	}
+}
+
+func TestLoadAllErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		kvs  []string
+		want []string // substrings of the error
+	}{
+		{"unknown key", []string{"library.pdf.path=p", "library.pdf.colour=red"},
+			[]string{"library.pdf.colour", `"red"`, "unknown key", "valid: " + strings.Join(Keys, ", ")}},
+		{"bad duration", []string{"library.pdf.path=p", "library.pdf.timeout=10 minutes"},
+			[]string{"library.pdf.timeout", `"10 minutes"`}},
+		{"bad propose-timeout", []string{"library.pdf.path=p", "library.pdf.propose-timeout=5"},
+			[]string{"library.pdf.propose-timeout", `"5"`}},
+		{"bad integer", []string{"library.pdf.path=p", "library.pdf.minibatch=four"},
+			[]string{"library.pdf.minibatch", `"four"`}},
+		{"fractional integer", []string{"library.pdf.path=p", "library.pdf.promote-after=2.5"},
+			[]string{"library.pdf.promote-after", `"2.5"`}},
+		{"bad float", []string{"library.pdf.path=p", "library.pdf.delta=0,2"},
+			[]string{"library.pdf.delta", `"0,2"`}},
+		{"bad float in a dotted name", []string{"library.my.lib.path=p", "library.my.lib.delta-floor=x"},
+			[]string{"library.my.lib.delta-floor", `"x"`}},
+		{"no path", []string{"library.pdf.scorer=exact"},
+			[]string{`library "pdf" has no path`, "library.pdf.path"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, repo := newRepo(t)
+			setConfig(t, repo, c.kvs...)
+			libs, err := LoadAll(ctx, repo)
+			if err == nil {
+				t.Fatalf("LoadAll = %v, want an error", libs)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestFind(t *testing.T) {
+	ctx, repo := newRepo(t)
+	setConfig(t, repo, "library.alpha.path=skills/alpha", "library.my.lib.path=tools/x")
+	for _, c := range []struct {
+		arg, want string
+	}{
+		{"alpha", "alpha"},
+		{"my.lib", "my.lib"},
+		{"skills/alpha", "alpha"},
+		{"./skills/alpha/", "alpha"},
+		{"tools/x", "my.lib"},
+	} {
+		l, err := Find(ctx, repo, c.arg)
+		if err != nil {
+			t.Errorf("Find(%q): %v", c.arg, err)
+			continue
+		}
+		if l.Name != c.want {
+			t.Errorf("Find(%q) = %q, want %q", c.arg, l.Name, c.want)
+		}
+	}
+	for _, arg := range []string{"beta", "skills", "skills/alpha/sub", "Alpha"} {
+		if l, err := Find(ctx, repo, arg); !errors.Is(err, ErrNotConfigured) || !strings.Contains(err.Error(), arg) {
+			t.Errorf("Find(%q) = %v, %v; want ErrNotConfigured naming it", arg, l, err)
+		}
+	}
+	l, err := Find(ctx, repo, "")
+	if err == nil || errors.Is(err, ErrNotConfigured) || !strings.Contains(err.Error(), "2 libraries configured (alpha, my.lib)") {
+		t.Errorf(`Find("") with two libraries = %v, %v; want an error listing both`, l, err)
+	}
+}
+
+func TestFindDefault(t *testing.T) {
+	ctx, repo := newRepo(t)
+	if l, err := Find(ctx, repo, ""); !errors.Is(err, ErrNotConfigured) {
+		t.Errorf(`Find("") with no libraries = %v, %v; want ErrNotConfigured`, l, err)
+	}
+	setConfig(t, repo, "library.only.path=skills/only")
+	l, err := Find(ctx, repo, "")
+	if err != nil || l.Name != "only" || l.Path != "skills/only" {
+		t.Errorf(`Find("") with one library = %+v, %v`, l, err)
+	}
+}

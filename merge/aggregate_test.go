@@ -1,0 +1,332 @@
+package merge
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
+)
+
+// keywordScorer scores a library version by its SKILL.md: a task passes
+// when the file has a line equal to the task's Expected text. It counts
+// how often each version is scored and can run a hook on first use.
+type keywordScorer struct {
+	repo *git.Repo
+
+	mu     sync.Mutex
+	calls  int
+	before func()
+}
+
+func (s *keywordScorer) Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) ([]float64, error) {
+	s.mu.Lock()
+	s.calls++
+	hook := s.before
+	s.before = nil
+	s.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	data, err := s.repo.ReadFile(ctx, libTree, "SKILL.md")
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		have[l] = true
+	}
+	out := make([]float64, len(tasks))
+	for i, t := range tasks {
+		if have[t.Expected] {
+			out[i] = 1
+		}
+	}
+	return out, nil
+}
+
+// fixture is a repository with a library at skills/s and its aggregator.
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	repo   *git.Repo
+	lib    *library.Library
+	agg    *Aggregator
+	scorer *keywordScorer
+	start  git.Hash
+}
+
+func newFixture(t *testing.T, skill string, validation ...string) *fixture {
+	t.Helper()
+	for k, v := range map[string]string{
+		"HOME": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com",
+		"GIT_AUTHOR_DATE": "2026-11-29T12:00:00Z", "GIT_COMMITTER_DATE": "2026-11-29T12:00:00Z",
+	} {
+		t.Setenv(k, v)
+	}
+	ctx := context.Background()
+	repo, err := git.InitRepo(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, ctx: ctx, repo: repo}
+	// The test binary stands in for `git-descent merge-driver` (see
+	// TestDriverProcess), routed to the library's files as init does.
+	t.Setenv(driverEnv, "1")
+	driver := os.Args[0] + " -test.run=^TestDriverProcess$ -- %O %A %B %L %P"
+	if err := repo.ConfigSet(ctx, "", "merge.descent.driver", driver); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo.GitDir(), "info", "attributes"), []byte("/skills/s/** merge=descent\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.start = f.commit("", skill)
+	for _, ref := range []string{"dev", "stable"} {
+		if err := repo.SetRef(ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/" + ref, Hash: f.start}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.lib = library.New("skills/s")
+	f.lib.PromoteAfter = 2
+	var tasks []eval.Task
+	for i, v := range validation {
+		tasks = append(tasks, eval.Task{ID: string(rune('a' + i)), Prompt: "p", Expected: v})
+	}
+	f.scorer = &keywordScorer{repo: repo}
+	f.agg = NewAggregator(repo, f.lib, tasks, f.scorer, nil)
+	return f
+}
+
+// commit writes SKILL.md with content on top of parent (none when "").
+func (f *fixture) commit(parent git.Hash, content string) git.Hash {
+	f.t.Helper()
+	blob, err := f.repo.HashObject(f.ctx, []byte(content))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var base git.Hash
+	var parents []git.Hash
+	if parent != "" {
+		base, _ = f.repo.TreeOf(f.ctx, parent, "")
+		parents = []git.Hash{parent}
+	}
+	tree, err := f.repo.EditTree(f.ctx, base, []git.TreeEdit{{Path: "skills/s/SKILL.md", Hash: blob}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	c, err := f.repo.CommitTree(f.ctx, git.CommitTreeRequest{Tree: tree, Parents: parents, Message: "c\n"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return c
+}
+
+// propose makes worker's proposal: SKILL.md = content on top of dev.
+func (f *fixture) propose(worker, content string, before, after float64) *Submission {
+	f.t.Helper()
+	dev, err := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	c := f.commit(dev, content)
+	tree, _ := f.repo.TreeOf(f.ctx, c, "")
+	p := &ledger.Proposal{Subject: "edit by " + worker, Evidence: ledger.Evidence{
+		Library: "s", Worker: worker, Base: dev, Tasks: []string{"x"}, RewardBefore: before, RewardAfter: after,
+	}}
+	if err := ledger.WriteProposal(f.ctx, f.repo, p, tree); err != nil {
+		f.t.Fatal(err)
+	}
+	return &Submission{Proposal: p, Paths: []string{"SKILL.md"}}
+}
+
+func (f *fixture) round(subs ...*Submission) *RoundResult {
+	f.t.Helper()
+	res, err := f.agg.Round(f.ctx, subs, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res
+}
+
+func (f *fixture) skill(rev string) string {
+	f.t.Helper()
+	data, err := f.repo.ReadFile(f.ctx, git.Hash(rev), "skills/s/SKILL.md")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(data)
+}
+
+func outcomes(res *RoundResult) map[string]ledger.Outcome {
+	m := map[string]ledger.Outcome{}
+	for _, d := range res.Decisions {
+		m[d.Worker] = d.Outcome
+	}
+	return m
+}
+
+func TestRoundFusesCompatibleProposals(t *testing.T) {
+	f := newFixture(t, "# S\n\nrules:\nend\n", "A", "B", "C")
+	a := f.propose("1", "# S\n\nrules:\nA\nend\n", 0, 1)
+	b := f.propose("2", "# S\n\nrules:\nB\nend\n", 0, 1)
+	res := f.round(a, b)
+	if got := outcomes(res); got["1"] != ledger.Committed || got["2"] != ledger.Committed {
+		t.Fatalf("outcomes = %v", got)
+	}
+	if res.Gate == nil || res.Gate.Wins != 2 || res.Gate.Losses != 0 || !res.Gate.Accept {
+		t.Fatalf("gate = %+v", res.Gate)
+	}
+	parents, err := f.repo.Parents(f.ctx, res.Merge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parents) != 3 || parents[0] != f.start {
+		t.Fatalf("merge parents = %v, want dev and both proposals", parents)
+	}
+	if got, want := f.skill("refs/heads/descent/s/dev"), "# S\n\nrules:\nA\nB\nend\n"; got != want {
+		t.Fatalf("dev SKILL.md = %q, want %q", got, want)
+	}
+	for _, d := range res.Decisions {
+		if len(d.FusedWith) != 1 || d.Merge != res.Merge || d.Gate == nil {
+			t.Errorf("decision %+v lacks fusion or gate details", d)
+		}
+	}
+}
+
+// A conflicting proposal that scores better alone on validation replaces
+// the member it conflicts with, even when that member came first.
+func TestRoundConflictKeepsBetterProposal(t *testing.T) {
+	f := newFixture(t, "mode: none\n", "mode: good", "mode: good", "x", "x")
+	half := f.propose("1", "mode: half\n", 0, 1) // more train gain: merged first
+	good := f.propose("2", "mode: good\n", 0, 0.5)
+	res := f.round(half, good)
+	got := outcomes(res)
+	if got["1"] != ledger.ConflictLost || got["2"] != ledger.Committed {
+		t.Fatalf("outcomes = %v", got)
+	}
+	for _, d := range res.Decisions {
+		if d.Worker == "1" && !strings.Contains(d.Reason, "scores better alone on validation (0.50 vs 0.00)") {
+			t.Errorf("loser's reason = %q", d.Reason)
+		}
+	}
+	if got := f.skill("refs/heads/descent/s/dev"); got != "mode: good\n" {
+		t.Fatalf("dev SKILL.md = %q", got)
+	}
+	// And the other way round: the better one first keeps its place.
+	f2 := newFixture(t, "mode: none\n", "mode: good", "mode: good", "x", "x")
+	good2 := f2.propose("1", "mode: good\n", 0, 1)
+	half2 := f2.propose("2", "mode: half\n", 0, 0.5)
+	if got := outcomes(f2.round(good2, half2)); got["1"] != ledger.Committed || got["2"] != ledger.ConflictLost {
+		t.Fatalf("outcomes = %v", got)
+	}
+}
+
+func TestRoundGateRejects(t *testing.T) {
+	f := newFixture(t, "A\nB\n", "A", "B", "C")
+	worse := f.propose("1", "A\n", 0, 1)
+	res := f.round(worse)
+	if got := outcomes(res)["1"]; got != ledger.Rejected {
+		t.Fatalf("outcome = %v", got)
+	}
+	if res.Decisions[0].Reason != "validation fell from 0.67 to 0.33" {
+		t.Fatalf("reason = %q", res.Decisions[0].Reason)
+	}
+	dev, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
+	if dev != f.start {
+		t.Fatal("dev moved after a rejection")
+	}
+	same := f.propose("2", "A\nB\nnote\n", 0, 1)
+	res = f.round(same)
+	if res.Decisions[0].Outcome != ledger.Rejected || res.Decisions[0].Reason != "no validation task changed outcome" {
+		t.Fatalf("decision = %+v", res.Decisions[0])
+	}
+	dup := f.propose("3", "A\nB\n", 0, 1)
+	res = f.round(dup)
+	if res.Decisions[0].Outcome != ledger.Duplicate {
+		t.Fatalf("decision = %+v", res.Decisions[0])
+	}
+}
+
+// When dev moves while the round measures, the compare-and-swap loses and
+// the round is redone on the new dev; nothing is overwritten.
+func TestRoundRetriesLostCompareAndSwap(t *testing.T) {
+	f := newFixture(t, "rules:\nend\n", "A", "A", "B")
+	a := f.propose("1", "rules:\nA\nend\n", 0, 1)
+	var other git.Hash
+	f.scorer.before = func() {
+		other = f.commit(f.start, "rules:\nend\nB\n")
+		if err := f.repo.SetRef(f.ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/dev", Hash: other, OldHash: f.start}); err != nil {
+			t.Error(err)
+		}
+	}
+	res := f.round(a)
+	parents, err := f.repo.Parents(f.ctx, res.Merge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parents) != 2 || parents[0] != other {
+		t.Fatalf("merge parents = %v, want the moved dev %s first", parents, other.Short())
+	}
+	if got, want := f.skill("refs/heads/descent/s/dev"), "rules:\nA\nend\nB\n"; got != want {
+		t.Fatalf("dev SKILL.md = %q, want %q", got, want)
+	}
+}
+
+func TestRoundPromotesAfterCleanRounds(t *testing.T) {
+	f := newFixture(t, "rules:\n", "A", "A")
+	res := f.round(f.propose("1", "rules:\nA\n", 0, 1))
+	if res.Promotion != nil {
+		t.Fatal("promoted after one round")
+	}
+	res = f.round()
+	if res.Promotion == nil || res.Promotion.To != res.Dev || res.Promotion.From != f.start {
+		t.Fatalf("promotion = %+v", res.Promotion)
+	}
+	stable, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/stable")
+	if stable != res.Dev {
+		t.Fatalf("stable = %s, want dev %s", stable, res.Dev)
+	}
+	head, err := ledger.OpenJournal(f.repo, "s").Head(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.State.Round != 2 || head.State.Commits != 1 || len(head.State.Promotions) != 1 || head.State.CleanRounds != 0 {
+		t.Fatalf("state = %+v", head.State)
+	}
+}
+
+func TestGate(t *testing.T) {
+	for _, c := range []struct {
+		dev, cand []float64
+		delta     float64
+		wins      float64
+		losses    float64
+		p         float64
+		accept    bool
+	}{
+		{[]float64{0, 0, 0, 1}, []float64{1, 1, 0, 1}, 0.2, 2, 0, 0.875, true},
+		{[]float64{0, 0, 1}, []float64{1, 0, 1}, 0.2, 1, 0, 0.75, false},
+		{[]float64{0, 1, 0, 1}, []float64{1, 0, 1, 1}, 0.2, 2, 1, 0.6875, false},
+		{[]float64{0.5, 0.5}, []float64{1, 0.25}, 0.5, 0.5, 0.25, ProbBetter(0.5, 0.25), true},
+		{[]float64{1, 1}, []float64{1, 1}, 0.5, 0, 0, 0.5, false},
+	} {
+		g := Gate(c.dev, c.cand, c.delta)
+		if g.Wins != c.wins || g.Losses != c.losses || abs(g.P-c.p) > 1e-9 || g.Accept != c.accept {
+			t.Errorf("Gate(%v, %v, %v) = %+v", c.dev, c.cand, c.delta, g)
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

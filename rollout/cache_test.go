@@ -1,0 +1,98 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Concurrent requests for one key share a single run; the record survives
+// on disk for a new Cache (a restart).
+func TestCacheSingleFlightAndPersistence(t *testing.T) {
+	dir := t.TempDir()
+	c := OpenCache(dir)
+	key := Key{Tree: "t", Task: "x", Config: "c"}
+	var runs atomic.Int32
+	var wg sync.WaitGroup
+	hits := make([]bool, 8)
+	for i := range hits {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec, hit, err := c.Do(context.Background(), key, func() (Record, error) {
+				runs.Add(1)
+				time.Sleep(50 * time.Millisecond)
+				return Record{Task: "x", Reward: 0.5}, nil
+			})
+			if err != nil || rec.Reward != 0.5 {
+				t.Errorf("Do = %+v, %v", rec, err)
+			}
+			hits[i] = hit
+		}()
+	}
+	wg.Wait()
+	if runs.Load() != 1 {
+		t.Fatalf("ran %d times, want 1", runs.Load())
+	}
+	misses := 0
+	for _, h := range hits {
+		if !h {
+			misses++
+		}
+	}
+	if misses != 1 {
+		t.Fatalf("%d callers missed, want 1", misses)
+	}
+	rec, hit, err := OpenCache(dir).Do(context.Background(), key, func() (Record, error) {
+		t.Fatal("ran again after a restart")
+		return Record{}, nil
+	})
+	if err != nil || !hit || rec.Reward != 0.5 {
+		t.Fatalf("after restart: %+v hit=%v err=%v", rec, hit, err)
+	}
+}
+
+// Errors are not cached: a later call runs again. A damaged file is
+// rebuilt.
+func TestCacheErrorsAndDamage(t *testing.T) {
+	dir := t.TempDir()
+	c := OpenCache(dir)
+	key := Key{Tree: "t", Task: "x", Config: "c", Repeat: 1}
+	boom := errors.New("boom")
+	if _, _, err := c.Do(context.Background(), key, func() (Record, error) { return Record{}, boom }); !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	rec, hit, err := c.Do(context.Background(), key, func() (Record, error) { return Record{Reward: 1}, nil })
+	if err != nil || hit || rec.Reward != 1 {
+		t.Fatalf("retry: %+v hit=%v err=%v", rec, hit, err)
+	}
+	k := key.String()
+	if err := os.WriteFile(filepath.Join(dir, k[:2], k+".json"), []byte("{garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, hit, err = OpenCache(dir).Do(context.Background(), key, func() (Record, error) { return Record{Reward: 0.25}, nil })
+	if err != nil || hit || rec.Reward != 0.25 {
+		t.Fatalf("damaged: %+v hit=%v err=%v", rec, hit, err)
+	}
+}
+
+func TestKeyDependsOnEveryPart(t *testing.T) {
+	base := Key{Tree: "t", Task: "x", Config: "c", Repeat: 0}
+	seen := map[string]bool{base.String(): true}
+	for _, k := range []Key{
+		{Tree: "u", Task: "x", Config: "c"},
+		{Tree: "t", Task: "y", Config: "c"},
+		{Tree: "t", Task: "x", Config: "d"},
+		{Tree: "t", Task: "x", Config: "c", Repeat: 1},
+	} {
+		if seen[k.String()] {
+			t.Errorf("key %+v collides", k)
+		}
+		seen[k.String()] = true
+	}
+}
