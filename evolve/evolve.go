@@ -46,6 +46,7 @@ type Summary struct {
 	Baseline   float64                `json:"baseline"`
 	Final      float64                `json:"final"`
 	StableVal  float64                `json:"stable_validation"`
+	TestScored bool                   `json:"test_scored"` // false when the run stopped on --max-time
 	TestStart  float64                `json:"test_start"`
 	TestFinal  float64                `json:"test_final"`
 	Rounds     int                    `json:"rounds"`
@@ -103,38 +104,53 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-// run is the round loop.
+// run runs the rounds and the closing measurement. A --max-time stop is a
+// normal end (the sealed test split is then not scored: that would run past
+// the limit); an interrupt is an error. Either way every ref is whole and
+// undecided proposals wait on their worker branches for the next run.
 func (r *runner) run(ctx context.Context) (*Summary, error) {
 	sum := r.summary
-	if err := r.baseline(ctx); err != nil {
+	sum.Stop = "rounds"
+	err := r.rounds(ctx)
+	switch {
+	case r.opts.MaxTime > 0 && errors.Is(err, context.DeadlineExceeded):
+		sum.Stop = "max-time"
+		fmt.Fprintf(r.opts.Out, "stopped: --max-time %s reached; proposals not yet decided are decided by the next run\n", r.opts.MaxTime)
+		return sum, r.finish(context.WithoutCancel(ctx), false)
+	case errors.Is(err, context.Canceled):
+		return sum, fmt.Errorf("interrupted; proposals not yet decided are decided by the next run: %w", err)
+	case err != nil:
 		return sum, err
+	}
+	return sum, r.finish(context.WithoutCancel(ctx), true)
+}
+
+// rounds measures the baseline, then runs rounds until --rounds or
+// --target.
+func (r *runner) rounds(ctx context.Context) error {
+	sum := r.summary
+	if err := r.baseline(ctx); err != nil {
+		return err
 	}
 	pending, err := r.pending(ctx)
 	if err != nil {
-		return sum, err
+		return err
 	}
-	sum.Stop = "rounds"
 	for round := 1; round <= r.opts.Rounds; round++ {
 		if r.opts.Target > 0 && sum.Final >= r.opts.Target {
-			sum.Stop = "target"
 			break
 		}
 		res, err := r.round(ctx, pending)
-		pending = nil
-		if errors.Is(err, context.DeadlineExceeded) && r.opts.MaxTime > 0 {
-			sum.Stop = "max-time"
-			fmt.Fprintf(r.opts.Out, "stopped: --max-time %s reached; proposals not yet decided are decided by the next run\n", r.opts.MaxTime)
-			break
-		}
 		if err != nil {
-			return sum, err
+			return err
 		}
+		pending = nil
 		r.account(res)
 	}
-	if r.opts.Target > 0 && sum.Final >= r.opts.Target && sum.Stop == "rounds" {
+	if r.opts.Target > 0 && sum.Final >= r.opts.Target {
 		sum.Stop = "target"
 	}
-	return sum, r.finish(context.WithoutCancel(ctx))
+	return nil
 }
 
 // round runs every worker on the same dev snapshot, then one aggregation.
@@ -148,23 +164,30 @@ func (r *runner) round(ctx context.Context, pending []*merge.Submission) (*merge
 		dec *ledger.Decision
 		err error
 	}
+	// Each worker goroutine owns its worker and its slot of results; a
+	// failing worker cancels the others.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	results := make([]result, len(r.workers))
 	var wg sync.WaitGroup
 	for i, w := range r.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sub, dec, err := w.step(ctx, dev, r.roundNo+1)
+			sub, dec, err := w.step(wctx, dev, r.roundNo+1)
+			if err != nil {
+				cancel()
+			}
 			results[i] = result{sub, dec, err}
 		}()
 	}
 	wg.Wait()
+	if err := firstError(ctx, results, func(x result) error { return x.err }); err != nil {
+		return nil, err
+	}
 	subs := append([]*merge.Submission(nil), pending...)
 	var others []ledger.Decision
 	for _, res := range results {
-		if res.err != nil {
-			return nil, res.err
-		}
 		if res.sub != nil {
 			subs = append(subs, res.sub)
 		}
@@ -179,6 +202,26 @@ func (r *runner) round(ctx context.Context, pending []*merge.Submission) (*merge
 	r.roundNo = out.Round
 	r.report(out, quietLines(r.workers))
 	return out, nil
+}
+
+// firstError returns the error that stopped a fan-out: the run's own
+// context error if it ended, else the first error that is not the
+// cancellation it caused in the others.
+func firstError[T any](ctx context.Context, xs []T, errOf func(T) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var cancelled error
+	for _, x := range xs {
+		switch err := errOf(x); {
+		case err == nil:
+		case errors.Is(err, context.Canceled):
+			cancelled = err
+		default:
+			return err
+		}
+	}
+	return cancelled
 }
 
 // quietLines reports the workers that made no proposal: one line each for

@@ -130,9 +130,10 @@ func (r *runner) report(res *merge.RoundResult, quiet []string) {
 	}
 }
 
-// finish scores the sealed test split for the start and the end of the run
-// (reported only, never used to decide) and fills in the final refs.
-func (r *runner) finish(ctx context.Context) error {
+// finish fills in the final refs and, with scoreTest, scores the sealed
+// test split for the start and the end of the run (reported only, never
+// used to decide).
+func (r *runner) finish(ctx context.Context, scoreTest bool) error {
 	s := r.summary
 	dev, err := r.repo.ResolveRef(ctx, r.refs.Dev())
 	if err != nil {
@@ -144,7 +145,7 @@ func (r *runner) finish(ctx context.Context) error {
 	}
 	s.Dev, s.Stable = dev, stable
 	test := r.splits[eval.Test]
-	if len(test) == 0 {
+	if len(test) == 0 || !scoreTest {
 		return nil
 	}
 	startLib, err := r.repo.TreeOf(ctx, s.Start, r.lib.Path)
@@ -164,6 +165,7 @@ func (r *runner) finish(ctx context.Context) error {
 		return err
 	}
 	s.TestStart, s.TestFinal = rollout.Mean(a), rollout.Mean(b)
+	s.TestScored = true
 	return nil
 }
 

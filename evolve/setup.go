@@ -33,6 +33,7 @@ type runner struct {
 	workers []*worker
 	summary *Summary
 	roundNo int // the last aggregator round recorded in the journal
+	lock    *lock
 }
 
 // setup checks the preconditions of a run and prepares everything it needs:
@@ -52,31 +53,41 @@ func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Optio
 		return nil, err
 	}
 	r := &runner{repo: repo, lib: lib, opts: opts, refs: ledger.Refs{Library: lib.Name}}
-	if r.splits, err = loadSplits(repo, lib); err != nil {
+	if r.lock, err = lockLibrary(repo.DescentDir(), lib.Name); err != nil {
 		return nil, err
 	}
-	dev, err := r.ensureRefs(ctx, head)
-	if err != nil {
-		return nil, err
-	}
-	jh, err := ledger.OpenJournal(repo, lib.Name).Head(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r.roundNo = jh.State.Round
-	r.summary = &Summary{Library: lib.Name, Start: dev, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}}
-	for s, ts := range r.splits {
-		r.summary.Tasks[s.String()] = len(ts)
-	}
-	if r.eval, err = newEvaluator(repo, lib, opts.Jobs); err != nil {
-		return nil, err
-	}
-	r.agg = merge.NewAggregator(repo, lib, r.splits[eval.Validation], scorer{r.eval}, opts.Log)
-	if err := r.startWorkers(ctx, dev); err != nil {
+	if err := r.prepare(ctx, head); err != nil {
 		r.close()
 		return nil, err
 	}
 	return r, nil
+}
+
+// prepare loads the tasks, sets up the refs, the evaluator, the aggregator
+// and the workers, with the library locked.
+func (r *runner) prepare(ctx context.Context, head git.Hash) error {
+	var err error
+	if r.splits, err = loadSplits(r.repo, r.lib); err != nil {
+		return err
+	}
+	dev, err := r.ensureRefs(ctx, head)
+	if err != nil {
+		return err
+	}
+	jh, err := ledger.OpenJournal(r.repo, r.lib.Name).Head(ctx)
+	if err != nil {
+		return err
+	}
+	r.roundNo = jh.State.Round
+	r.summary = &Summary{Library: r.lib.Name, Start: dev, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}}
+	for s, ts := range r.splits {
+		r.summary.Tasks[s.String()] = len(ts)
+	}
+	if r.eval, err = newEvaluator(r.repo, r.lib, r.opts.Jobs); err != nil {
+		return err
+	}
+	r.agg = merge.NewAggregator(r.repo, r.lib, r.splits[eval.Validation], scorer{r.eval}, r.opts.Log)
+	return r.startWorkers(ctx, dev)
 }
 
 // validate checks the parts of a library's config a run needs.
@@ -234,12 +245,12 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	return nil
 }
 
-// close removes the worker worktrees.
+// close removes the worker worktrees and releases the library.
 func (r *runner) close() {
-	ctx := context.Background()
-	if err := materialize.RemoveWorkers(ctx, r.repo, r.lib); err != nil {
+	if err := materialize.RemoveWorkers(context.Background(), r.repo, r.lib); err != nil {
 		r.opts.Log.Warn("remove worker worktrees", "err", err)
 	}
+	r.lock.release()
 }
 
 func contains(xs []string, s string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,6 +114,12 @@ func TestCaptureValidatesEdits(t *testing.T) {
 		{"outside", func() { write(t, filepath.Join(wt.Dir, "x.txt"), "x") }, "edits outside the library", false},
 		{"frozen", func() { write(t, filepath.Join(skill, "evals", "evals.json"), "{}") }, "edits to frozen (L0) files", false},
 		{"symlink", func() { must(t, os.Symlink("/etc/passwd", filepath.Join(skill, "p"))) }, "symlinks are not allowed", false},
+		{"committed by the proposer", func() {
+			write(t, filepath.Join(skill, "SKILL.md"), "# S\nmore\n")
+			write(t, filepath.Join(skill, "new.md"), "n\n")
+			gitIn(t, wt.Dir, "add", "-A")
+			gitIn(t, wt.Dir, "-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "-q", "-m", "proposer commit")
+		}, "", false},
 		{"valid", func() {
 			write(t, filepath.Join(skill, "SKILL.md"), "# S\nmore\n")
 			write(t, filepath.Join(skill, "new.md"), "n\n")
@@ -153,6 +160,14 @@ func TestCaptureValidatesEdits(t *testing.T) {
 	dirty, err := repo.DirtyPaths(ctx, ".")
 	if err != nil || len(dirty) != 0 {
 		t.Fatalf("user tree dirty: %v %v", dirty, err)
+	}
+}
+
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }
 

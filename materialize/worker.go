@@ -53,11 +53,22 @@ type Edit struct {
 	Paths []string // changed paths, relative to the library root
 }
 
-// Capture validates the edits in a worker worktree against its HEAD and
-// records them as a tree. It refuses (*InvalidEditError) edits outside the
+// Capture validates the edits in a worker worktree against base (the dev
+// snapshot it was reset to) and records them as a tree. It refuses (*InvalidEditError) edits outside the
 // library, to frozen (L0) files, or that create symlinks, and returns
 // ErrNoChange when nothing inside the library changed.
 func Capture(ctx context.Context, wt *git.Worktree, lib *library.Library, base git.Hash) (Edit, error) {
+	// A proposer that committed its edit (an agent running `git commit`)
+	// moved the worktree's HEAD: what it committed counts as its edit.
+	head, err := wt.Head(ctx)
+	if err != nil {
+		return Edit{}, err
+	}
+	if head != base {
+		if err := wt.Rewind(ctx, base); err != nil {
+			return Edit{}, err
+		}
+	}
 	changes, err := wt.Changes(ctx)
 	if err != nil {
 		return Edit{}, err

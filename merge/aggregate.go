@@ -92,11 +92,11 @@ func (a *Aggregator) Round(ctx context.Context, subs []*Submission, others []led
 	for i := 0; i < attempts; i++ {
 		var res *RoundResult
 		res, err = a.round(ctx, subs, others)
-		var lost *git.RefChangedError
+		var lost *devMovedError
 		if !errors.As(err, &lost) {
 			return res, err
 		}
-		a.Log.Warn("ref moved during the round; retrying on the new value", "ref", lost.Ref)
+		a.Log.Warn("dev moved during the round; deciding again on the new dev", "ref", a.refs.Dev())
 	}
 	return nil, fmt.Errorf("aggregate %s: gave up after %d lost compare-and-swaps: %w", a.Library.Name, attempts, err)
 }
@@ -113,7 +113,10 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 		return nil, err
 	}
 	res := &RoundResult{Round: state.Round, Dev: dev}
-	decide := newDecider(a, state.Round, dev)
+	decide, err := newDecider(ctx, a, state.Round, dev, subs)
+	if err != nil {
+		return nil, err
+	}
 	for i := range others {
 		others[i].Round = state.Round
 		decide.add(others[i])
@@ -160,10 +163,17 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 		state.Stable = res.Promotion.To
 	}
 	if _, err := a.journal.Record(ctx, head, state, res.Decisions, roundMessage(a.Library.Name, res)); err != nil {
-		return nil, err
+		// Not retried: dev may already hold this round's merge.
+		return nil, fmt.Errorf("record round %d of %s: %s (another git-descent may be running on this library)", state.Round, a.Library.Name, err)
 	}
 	return res, nil
 }
+
+// devMovedError is dev moving between the start of a round and its commit:
+// the round is decided again on the new dev.
+type devMovedError struct{ err error }
+
+func (e *devMovedError) Error() string { return e.err.Error() }
 
 // roundMessage is the journal commit's message.
 func roundMessage(lib string, r *RoundResult) string {

@@ -13,11 +13,26 @@ type decider struct {
 	a     *Aggregator
 	round int
 	dev   git.Hash
+	eta   map[*Submission]int // staleness of each submission against dev
 	list  []ledger.Decision
 }
 
-func newDecider(a *Aggregator, round int, dev git.Hash) *decider {
-	return &decider{a: a, round: round, dev: dev}
+// newDecider starts a round's decisions, reading each submission's
+// staleness against dev from the ledger.
+func newDecider(ctx context.Context, a *Aggregator, round int, dev git.Hash, subs []*Submission) (*decider, error) {
+	d := &decider{a: a, round: round, dev: dev, eta: map[*Submission]int{}}
+	for _, s := range subs {
+		paths := make([]string, len(s.Paths))
+		for i, p := range s.Paths {
+			paths[i] = a.Library.RepoPath(p)
+		}
+		eta, err := ledger.Staleness(ctx, a.Repo, s.Proposal.Base, dev, paths)
+		if err != nil {
+			return nil, fmt.Errorf("staleness of %s: %w", s.Proposal.Commit.Short(), err)
+		}
+		d.eta[s] = eta
+	}
+	return d, nil
 }
 
 func (d *decider) add(dec ledger.Decision) { d.list = append(d.list, dec) }
@@ -28,20 +43,6 @@ func (d *decider) decision(s *Submission, o ledger.Outcome, reason string) ledge
 	return ledger.Decision{
 		ID: string(p.Commit), Proposal: p.Commit, Library: p.Library, Worker: p.Worker, Round: d.round,
 		Subject: p.Subject, Outcome: o, Reason: reason, Base: p.Base, Paths: s.Paths,
-		Train: [2]float64{p.RewardBefore, p.RewardAfter},
+		Train: [2]float64{p.RewardBefore, p.RewardAfter}, Staleness: d.eta[s],
 	}
-}
-
-// staleness fills in η for a submission's decision.
-func (d *decider) staleness(ctx context.Context, dec *ledger.Decision) error {
-	paths := make([]string, len(dec.Paths))
-	for i, p := range dec.Paths {
-		paths[i] = d.a.Library.RepoPath(p)
-	}
-	eta, err := ledger.Staleness(ctx, d.a.Repo, dec.Base, d.dev, paths)
-	if err != nil {
-		return fmt.Errorf("staleness of %s: %w", dec.Proposal.Short(), err)
-	}
-	dec.Staleness = eta
-	return nil
 }

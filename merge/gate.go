@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -59,6 +60,10 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 			return err
 		}
 		if err := a.Repo.SetRef(ctx, git.SetRefRequest{Ref: a.refs.Dev(), Hash: merge, OldHash: dev, Reason: fmt.Sprintf("git-descent: round %d", state.Round)}); err != nil {
+			var lost *git.RefChangedError
+			if errors.As(err, &lost) {
+				return &devMovedError{err}
+			}
 			return err
 		}
 		state.Commits++
@@ -75,9 +80,6 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 			if o != m {
 				dec.FusedWith = append(dec.FusedWith, o.Proposal.Commit)
 			}
-		}
-		if err := d.staleness(ctx, &dec); err != nil {
-			return err
 		}
 		d.add(dec)
 	}

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/git-descent/git-descent/internal/git"
@@ -31,7 +32,14 @@ func (a *Aggregator) promote(ctx context.Context, state *ledger.State, stable gi
 		a.Log.Warn("stable is not an ancestor of dev; not promoting", "stable", stable.Short(), "dev", res.Dev.Short())
 		return nil
 	}
-	if err := a.Repo.SetRef(ctx, git.SetRefRequest{Ref: a.refs.Stable(), Hash: res.Dev, OldHash: stable, Reason: fmt.Sprintf("git-descent: promote round %d", state.Round)}); err != nil {
+	err = a.Repo.SetRef(ctx, git.SetRefRequest{Ref: a.refs.Stable(), Hash: res.Dev, OldHash: stable, Reason: fmt.Sprintf("git-descent: promote round %d", state.Round)})
+	var lost *git.RefChangedError
+	if errors.As(err, &lost) {
+		// Someone moved stable since this round read it: theirs stands.
+		a.Log.Warn("stable moved during the round; not promoting", "ref", a.refs.Stable())
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	p := ledger.Promotion{Round: state.Round, From: stable, To: res.Dev, Stable: res.Stable, Dev: res.DevScore}

@@ -96,8 +96,11 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 		(time.Duration(s.Seconds * float64(time.Second))).Round(100*time.Millisecond), s.Stop, s.Baseline, s.Final, s.Tasks["validation"])
 	fmt.Fprintf(w, "  %d rounds, %d proposals, %d dev commits, %d promotions; %s\n", s.Rounds, s.Proposals, s.Merges, s.Promotions, outcomeList(s.Outcomes))
 	fmt.Fprintf(w, "  rollouts: %d run, %d from cache\n", s.Rollouts, s.CacheHits)
-	if s.Tasks["test"] > 0 {
+	switch {
+	case s.TestScored:
 		fmt.Fprintf(w, "  test split (sealed, never used to decide): %.2f → %.2f on %d tasks\n", s.TestStart, s.TestFinal, s.Tasks["test"])
+	case s.Tasks["test"] > 0:
+		fmt.Fprintf(w, "  test split not scored: the run stopped on --max-time\n")
 	}
 	fmt.Fprintf(w, "  %s = %s (validation %.2f), %s = %s (validation %.2f)\n",
 		ledger.Short(refs.Dev()), s.Dev.Short(), s.Final, ledger.Short(refs.Stable()), s.Stable.Short(), s.StableVal)

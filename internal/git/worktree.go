@@ -130,3 +130,19 @@ func (w *Worktree) Snapshot(ctx context.Context, path string) (Hash, error) {
 
 // Repo is the repository the worktree belongs to.
 func (w *Worktree) Repo() *Repo { return w.repo }
+
+// Head returns the commit the worktree's HEAD points at.
+func (w *Worktree) Head(ctx context.Context) (Hash, error) {
+	out, err := w.run(ctx, cmd{readOnly: true}, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	return parseHash(out)
+}
+
+// Rewind moves the worktree's HEAD back to commit, keeping its files and
+// index: whatever was committed since shows up as changes again.
+func (w *Worktree) Rewind(ctx context.Context, commit Hash) error {
+	_, err := w.run(ctx, cmd{}, "reset", "--quiet", "--soft", string(commit))
+	return err
+}

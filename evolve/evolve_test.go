@@ -1,0 +1,101 @@
+package evolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/library"
+)
+
+// Together, the workers' minibatches cover the train split before any task
+// repeats, and each worker's window moves every round.
+func TestMinibatchesCoverTrainSplit(t *testing.T) {
+	var train []eval.Task
+	for i := 0; i < 10; i++ {
+		train = append(train, eval.Task{ID: fmt.Sprint(i)})
+	}
+	lib := library.New("skills/s")
+	lib.Minibatch = 2
+	r := &runner{lib: lib}
+	for i := 0; i < 3; i++ {
+		r.workers = append(r.workers, &worker{index: i, r: r, train: train})
+	}
+	seen := map[string]int{}
+	for round := 1; round <= 2; round++ {
+		for _, w := range r.workers {
+			for _, task := range w.minibatch(round) {
+				seen[task.ID]++
+			}
+		}
+	}
+	// 12 picks over 10 tasks: every task at least once, none three times.
+	if len(seen) != 10 {
+		t.Fatalf("covered %d of 10 tasks: %v", len(seen), seen)
+	}
+	for id, n := range seen {
+		if n > 2 {
+			t.Errorf("task %s picked %d times", id, n)
+		}
+	}
+	if a, b := r.workers[0].minibatch(1), r.workers[0].minibatch(2); a[0].ID == b[0].ID {
+		t.Errorf("worker 1's window did not move: %v then %v", a, b)
+	}
+	lib.Minibatch = 50
+	if got := r.workers[0].minibatch(1); len(got) != 10 {
+		t.Errorf("minibatch larger than the split gave %d tasks", len(got))
+	}
+}
+
+func TestShuffledIsStableAndSeeded(t *testing.T) {
+	var tasks []eval.Task
+	for i := 0; i < 20; i++ {
+		tasks = append(tasks, eval.Task{ID: fmt.Sprint(i)})
+	}
+	a, b, c := shuffled(tasks, "x"), shuffled(tasks, "x"), shuffled(tasks, "y")
+	same, differs := true, false
+	for i := range a {
+		same = same && a[i].ID == b[i].ID
+		differs = differs || a[i].ID != c[i].ID
+	}
+	if !same || !differs {
+		t.Fatalf("same seed same order: %v; other seed other order: %v", same, differs)
+	}
+}
+
+func TestFirstErrorPrefersTheCause(t *testing.T) {
+	boom := errors.New("boom")
+	errs := []error{context.Canceled, boom, nil}
+	if got := firstError(context.Background(), errs, func(e error) error { return e }); got != boom {
+		t.Fatalf("firstError = %v, want the worker's own error", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := firstError(ctx, errs, func(e error) error { return e }); !errors.Is(got, context.Canceled) {
+		t.Fatalf("firstError after the run's cancel = %v", got)
+	}
+}
+
+func TestLockLibraryIsExclusive(t *testing.T) {
+	dir := t.TempDir()
+	l, err := lockLibrary(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockLibrary(dir, "s"); !errors.Is(err, errLocked) {
+		t.Fatalf("second lock: %v", err)
+	}
+	other, err := lockLibrary(dir, "t")
+	if err != nil {
+		t.Fatalf("another library: %v", err)
+	}
+	other.release()
+	l.release()
+	l2, err := lockLibrary(dir, "s")
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	l2.release()
+}
