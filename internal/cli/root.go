@@ -81,7 +81,10 @@ Start with:
   git descent evolve skills/my-skill`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          argsUsage(cobra.NoArgs),
+		RunE:          func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
+	root.CompletionOptions.HiddenDefaultCmd = true
 	root.PersistentFlags().StringVarP(&e.dir, "directory", "C", ".", "run as if started in `dir`")
 	root.PersistentFlags().BoolVarP(&e.verbose, "verbose", "v", false, "log every git command and more to stderr")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -55,6 +55,7 @@ func runShow(ctx context.Context, e *env, rev, color string) error {
 	w := e.stdout
 	fmt.Fprintf(w, "proposal %s  (library %s, worker %s)\n\n    %s\n", p.Commit, p.Library, p.Worker, p.Subject)
 	if p.Body != "" {
+		fmt.Fprintln(w)
 		for _, l := range strings.Split(p.Body, "\n") {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
