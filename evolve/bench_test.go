@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-descent/git-descent/hooks"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 	"github.com/git-descent/git-descent/library"
 )
 
@@ -54,16 +55,10 @@ func BenchmarkProposalOverhead(b *testing.B) {
 // once and put first on PATH, since git runs it as the merge driver.
 func benchRepo(b *testing.B) (*git.Repo, *library.Library) {
 	b.Helper()
-	ctx := context.Background()
 	bin := buildOnce(b)
 	b.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	b.Setenv("HOME", b.TempDir())
-	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	dir := b.TempDir()
-	repo, err := git.InitRepo(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ctx, repo := gittest.NewRepo(b)
+	dir := repo.Top()
 	evals := `{"evals": [`
 	for i := 0; i < 24; i++ {
 		if i > 0 {

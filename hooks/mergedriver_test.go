@@ -11,24 +11,17 @@ import (
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 )
 
 const lib = "skills/pdf"
 
-// newRepo creates an empty repository with the system's git config kept out
-// and a private HOME, returned for tests that write a global config.
+// newRepo creates an empty repository, isolated from the user's git config,
+// and returns its private HOME for tests that write a global config.
 func newRepo(t *testing.T) (context.Context, *git.Repo, string) {
 	t.Helper()
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	ctx := context.Background()
-	repo, err := git.InitRepo(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ctx, repo, home
+	ctx, repo := gittest.NewRepo(t)
+	return ctx, repo, os.Getenv("HOME")
 }
 
 func gitOut(t *testing.T, repo *git.Repo, args ...string) string {

@@ -3,43 +3,17 @@ package ledger
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 )
 
-// isolateGit keeps the user's and the system's git config out of a test and
-// fixes identities and dates, so hashes are stable.
-func isolateGit(t *testing.T) {
-	t.Helper()
-	home := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME":                home,
-		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
-		"GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME":     "Test Author",
-		"GIT_AUTHOR_EMAIL":    "author@example.com",
-		"GIT_COMMITTER_NAME":  "Test Committer",
-		"GIT_COMMITTER_EMAIL": "committer@example.com",
-		"GIT_AUTHOR_DATE":     "2026-11-29T12:00:00Z",
-		"GIT_COMMITTER_DATE":  "2026-11-29T12:00:00Z",
-	} {
-		t.Setenv(k, v)
-	}
-}
-
-// newRepo creates an empty repository in a temporary directory.
+// newRepo creates an empty repository, isolated from the user's git config.
 func newRepo(t *testing.T) (context.Context, *git.Repo) {
 	t.Helper()
-	isolateGit(t)
-	ctx := context.Background()
-	repo, err := git.InitRepo(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ctx, repo
+	return gittest.NewRepo(t)
 }
 
 // commitFiles makes a commit on parent (none when zero) that sets files

@@ -8,22 +8,13 @@ import (
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 )
 
-// newRepo creates an empty repository with the user's and the system's git
-// config kept out.
+// newRepo creates an empty repository, isolated from the user's git config.
 func newRepo(t *testing.T) (context.Context, *git.Repo) {
 	t.Helper()
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	ctx := context.Background()
-	repo, err := git.InitRepo(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ctx, repo
+	return gittest.NewRepo(t)
 }
 
 // setConfig writes .descent with `git config -f`, one call per key and

@@ -10,23 +10,14 @@ import (
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 	"github.com/git-descent/git-descent/library"
 )
 
 // newRepo makes a repository whose first commit holds files.
 func newRepo(t *testing.T, files map[string]string) (*git.Repo, git.Hash) {
 	t.Helper()
-	for k, v := range map[string]string{
-		"HOME": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_DATE": "2026-11-29T12:00:00Z", "GIT_COMMITTER_DATE": "2026-11-29T12:00:00Z",
-	} {
-		t.Setenv(k, v)
-	}
-	ctx := context.Background()
-	repo, err := git.InitRepo(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, repo := gittest.NewRepo(t)
 	for p, content := range files {
 		full := filepath.Join(repo.Top(), filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {

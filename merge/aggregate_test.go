@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
@@ -64,18 +65,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, skill string, validation ...string) *fixture {
 	t.Helper()
-	for k, v := range map[string]string{
-		"HOME": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com",
-		"GIT_AUTHOR_DATE": "2026-11-29T12:00:00Z", "GIT_COMMITTER_DATE": "2026-11-29T12:00:00Z",
-	} {
-		t.Setenv(k, v)
-	}
-	ctx := context.Background()
-	repo, err := git.InitRepo(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, repo := gittest.NewRepo(t)
 	f := &fixture{t: t, ctx: ctx, repo: repo}
 	// The test binary stands in for `git-descent merge-driver` (see
 	// TestDriverProcess), routed to the library's files as init does.
