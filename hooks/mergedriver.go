@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/git-descent/git-descent/internal/git"
@@ -129,8 +130,16 @@ func AttributesFile(repo *git.Repo) string {
 	return filepath.Join(repo.GitDir(), "info", "attributes")
 }
 
-// attrPattern is the attributes pattern covering a library.
-func attrPattern(libPath string) string { return "/" + strings.Trim(libPath, "/") + "/**" }
+// attrPattern is the attributes pattern covering a library, C-quoted (as
+// gitattributes allows) when the path holds whitespace, quotes or
+// backslashes.
+func attrPattern(libPath string) string {
+	p := "/" + strings.Trim(libPath, "/") + "/**"
+	if strings.ContainsAny(p, " \t\"\\") {
+		return strconv.Quote(p)
+	}
+	return p
+}
 
 // planAttribute returns the attributes file's new lines with libPath routed
 // to the driver (nil when it already is) and the line written.
@@ -145,11 +154,11 @@ func planAttribute(file, libPath string, force bool) ([]string, string, error) {
 		lines = nil
 	}
 	for i, l := range lines {
-		f := strings.Fields(l)
-		if len(f) == 0 || f[0] != pattern {
+		pat, attrs := splitAttrLine(l)
+		if pat != pattern {
 			continue
 		}
-		for j, attr := range f[1:] {
+		for j, attr := range attrs {
 			if attr == want {
 				return nil, "", nil
 			}
@@ -159,14 +168,30 @@ func planAttribute(file, libPath string, force bool) ([]string, string, error) {
 				}
 				// Replace only the merge attribute: the line's others
 				// (e.g. git-lfs's filter=lfs) are not ours to drop.
-				f[1+j] = want
-				lines[i] = strings.Join(f, " ")
+				attrs[j] = want
+				lines[i] = strings.Join(append([]string{pat}, attrs...), " ")
 				return lines, lines[i], nil
 			}
 		}
 	}
 	line := pattern + " " + want
 	return append(lines, line), line, nil
+}
+
+// splitAttrLine splits an attributes line into its pattern, as written
+// (quoted or not), and its attributes.
+func splitAttrLine(line string) (pattern string, attrs []string) {
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "\"") {
+		if q, err := strconv.QuotedPrefix(line); err == nil {
+			return q, strings.Fields(line[len(q):])
+		}
+	}
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return "", nil
+	}
+	return f[0], f[1:]
 }
 
 func writeAtomic(file string, lines []string) error {

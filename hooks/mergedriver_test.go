@@ -262,3 +262,25 @@ func TestInstallMergeDriverExistingAttributes(t *testing.T) {
 		})
 	}
 }
+
+// A library path with spaces gets a quoted pattern that git reads back.
+func TestInstallMergeDriverQuotesPaths(t *testing.T) {
+	ctx, repo, _ := newRepo(t)
+	if _, err := InstallMergeDriver(ctx, repo, "skills/my lib", false); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(AttributesFile(repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(data), "\"/skills/my lib/**\" merge=descent\n"; got != want {
+		t.Fatalf("attributes = %q, want %q", got, want)
+	}
+	if err := CheckMergeDriver(ctx, repo, "skills/my lib"); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := InstallMergeDriver(ctx, repo, "skills/my lib", false)
+	if err != nil || len(changes) != 0 {
+		t.Fatalf("second install: %v, %v", changes, err)
+	}
+}
