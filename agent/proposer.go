@@ -47,7 +47,8 @@ type ProposeRequest struct {
 type Rationale struct {
 	Subject string
 	Body    string
-	Tokens  int64
+	Tokens  int64   // tokens the proposer used, when it reports them
+	Cost    float64 // USD
 }
 
 // Proposer edits a library in a worktree after failures. Implementations are
@@ -66,6 +67,14 @@ type ExecProposer struct {
 	Allow   []string
 	Timeout time.Duration
 	ExePath string
+	Guarded []string // L1 globs, named in the brief
+
+	// For built-in CLI agents (Presets): run in the library's directory,
+	// read the rationale and usage from stdout.
+	InSkillDir bool
+	Parse      func(stdout []byte) (Result, error)
+	Homes      []string
+	Price      Price
 }
 
 // Propose implements Proposer.
@@ -79,8 +88,14 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 	if err := os.WriteFile(failures, data, 0o644); err != nil {
 		return Rationale{}, err
 	}
+	brief := Brief(req.Feedback, p.Guarded)
+	briefFile := filepath.Join(req.Control, "brief.md")
+	if err := os.WriteFile(briefFile, []byte(brief), 0o644); err != nil {
+		return Rationale{}, err
+	}
 	command, err := Expand(p.Command, map[string]string{
 		"failures_file":  failures,
+		"brief_file":     briefFile,
 		"skill_dir":      req.SkillDir,
 		"rationale_file": rationale,
 		"library":        req.Library,
@@ -96,22 +111,40 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 		"DESCENT_LIBRARY":        req.Library,
 		"DESCENT_WORKER":         req.Worker,
 		"DESCENT_WORKTREE":       req.Worktree,
+		"DESCENT_BRIEF":          briefFile,
 	}
-	isolate(set, req.Control, p.Allow)
+	isolate(set, req.Control, p.Allow, p.Homes)
+	dir := req.Worktree
+	if p.InSkillDir {
+		dir = req.SkillDir
+	}
 	res, err := sandbox.Run(ctx, sandbox.Spec{
 		Command: command,
-		Dir:     req.Worktree,
+		Dir:     dir,
 		Env:     sandbox.Environ(p.Allow, set, p.ExePath),
+		Stdin:   []byte(brief),
 		Timeout: p.Timeout,
 	})
-	if err != nil {
-		return Rationale{}, err
-	}
 	text := string(res.Stdout)
+	var r Result
+	if p.Parse != nil {
+		var perr error
+		r, perr = p.Parse(res.Stdout)
+		text = r.Text
+		if err == nil {
+			err = perr
+		}
+	}
+	usage := Rationale{Tokens: r.Tokens(), Cost: p.Price.cost(r)}
+	if err != nil {
+		return usage, err
+	}
 	if data, err := os.ReadFile(rationale); err == nil && strings.TrimSpace(string(data)) != "" {
 		text = string(data)
 	}
-	return ParseRationale(text), nil
+	out := ParseRationale(text)
+	out.Tokens, out.Cost = usage.Tokens, usage.Cost
+	return out, nil
 }
 
 // ParseRationale reads a rationale: the first non-blank line is the subject

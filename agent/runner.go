@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,8 +27,9 @@ type Request struct {
 // Response is what a rollout produced.
 type Response struct {
 	Output    string
-	Truncated bool // the output went over the cap
-	Tokens    int64
+	Truncated bool    // the output went over the cap
+	Tokens    int64   // tokens the agent reported using (0 when it reports none)
+	Cost      float64 // USD the agent reported or its tokens priced
 	Stderr    string
 }
 
@@ -46,6 +48,22 @@ type Exec struct {
 	Timeout   time.Duration // per rollout
 	MaxOutput int           // cap on the output; 0 means sandbox.DefaultMaxOutput
 	ExePath   string        // PATH that finds git-descent itself (git.ExecutablePath)
+
+	// For built-in CLI agents (Presets):
+	Parse func(stdout []byte) (Result, error) // reads the answer and usage from stdout
+	Homes []string                            // variables pointed at private directories, like HOME
+	Price Price                               // prices reported tokens when the agent reports no cost
+}
+
+// Price is a model's price in USD per million tokens.
+type Price struct{ Input, Output float64 }
+
+// cost prices a result's tokens when the agent did not report a cost.
+func (p Price) cost(r Result) float64 {
+	if r.Cost > 0 {
+		return r.Cost
+	}
+	return (float64(r.InputTokens)*p.Input + float64(r.OutputTokens)*p.Output) / 1e6
 }
 
 // Run implements Runner.
@@ -74,7 +92,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		"DESCENT_LIBRARY":     req.Library,
 		"DESCENT_FILES":       strings.Join(req.Files, string(os.PathListSeparator)),
 	}
-	isolate(set, req.Control, e.Allow)
+	isolate(set, req.Control, e.Allow, e.Homes)
 	res, err := sandbox.Run(ctx, sandbox.Spec{
 		Command:   command,
 		Dir:       req.Workspace,
@@ -84,6 +102,16 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		MaxOutput: e.MaxOutput,
 	})
 	resp := Response{Output: string(res.Stdout), Truncated: res.Truncated, Stderr: string(res.Stderr)}
+	if e.Parse != nil {
+		// A CLI agent's JSON says what it spent even when it failed.
+		r, perr := e.Parse(res.Stdout)
+		resp.Output, resp.Tokens, resp.Cost = r.Text, r.Tokens(), e.Price.cost(r)
+		if err == nil {
+			err = perr
+		} else if perr != nil && r.Text == "" && resp.Tokens == 0 {
+			err = fmt.Errorf("%w (%v)", err, perr)
+		}
+	}
 	if err != nil {
 		return resp, err
 	}
@@ -93,16 +121,22 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 	return resp, nil
 }
 
-// isolate points HOME and TMPDIR into the control directory unless the
-// library's config passes the user's own through.
-func isolate(set map[string]string, control string, allow []string) {
-	for _, dir := range []struct{ name, sub string }{{"HOME", "home"}, {"TMPDIR", "tmp"}} {
-		if contains(allow, dir.name) {
+// isolate points HOME, TMPDIR and the agent's own home variables (homes)
+// into the control directory, unless the library's config passes the
+// user's own through.
+func isolate(set map[string]string, control string, allow, homes []string) {
+	dirs := append([]string{"HOME", "TMPDIR"}, homes...)
+	for _, name := range dirs {
+		if contains(allow, name) {
 			continue
 		}
-		p := filepath.Join(control, dir.sub)
+		sub := strings.ToLower(name)
+		if name == "TMPDIR" {
+			sub = "tmp"
+		}
+		p := filepath.Join(control, sub)
 		_ = os.MkdirAll(p, 0o755)
-		set[dir.name] = p
+		set[name] = p
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/git-descent/git-descent/llm"
 )
 
 // Scorer grades one output of one task. Score returns a reward in [0,1].
@@ -17,15 +19,16 @@ type Scorer interface {
 
 // ScorerConfig is how a library's scorer is configured.
 type ScorerConfig struct {
-	Kind      string   // exact, contains, regex, numeric, command; "" means exact
-	Tolerance float64  // numeric: absolute tolerance (default 1e-6 when 0), compared as |got-want| <= tol
-	Command   string   // command: shell command line
-	Dir       string   // command: working directory
-	Env       []string // command: base environment ("K=V") to which the DESCENT_* variables are added
+	Kind      string      // exact, contains, regex, numeric, command; "" means exact
+	Tolerance float64     // numeric: absolute tolerance (default 1e-6 when 0), compared as |got-want| <= tol
+	Command   string      // command: shell command line
+	Dir       string      // command: working directory
+	Env       []string    // command: base environment ("K=V") to which the DESCENT_* variables are added
+	Judge     *llm.Client // judge: the chat model that grades expectations
 }
 
 // Kinds lists the valid scorer kinds, for messages.
-var Kinds = []string{"exact", "contains", "regex", "numeric", "command"}
+var Kinds = []string{"exact", "contains", "regex", "numeric", "command", "judge"}
 
 // ErrUnknownScorer is wrapped by NewScorer when the kind is not in Kinds.
 var ErrUnknownScorer = errors.New("unknown scorer")
@@ -40,17 +43,21 @@ type RunFunc func(ctx context.Context, command, dir string, env []string, stdin 
 //
 //   - exact: 1 when output equals t.Expected, both trimmed and with CRLF
 //     read as LF; else 0.
+//
 //   - contains: 1 when output contains the trimmed t.Expected,
 //     case-insensitively; else 0. An empty t.Expected is an error.
+//
 //   - regex: t.Expected is an RE2 expression; 1 when it matches anywhere in
 //     output, else 0. An invalid or empty expression is an error naming the
 //     task.
+//
 //   - numeric: t.Expected must be one number (thousands separators and a
 //     trailing "%" allowed), else an error naming the task. The last
 //     number in output (sign, decimals, exponent and thousands separators
 //     like "1,234.5" allowed; a trailing "%" or unit ignored) scores 1 when
 //     |got-want| <= cfg.Tolerance (DefaultTolerance when 0), else 0; an
 //     output without a number scores 0. A negative tolerance is an error.
+//
 //   - command: runs cfg.Command through run in cfg.Dir with the output on
 //     stdin and cfg.Env plus DESCENT_TASK_ID, DESCENT_EXPECTED,
 //     DESCENT_PROMPT, DESCENT_OUTPUT (each capped at 100 KiB; stdin has the
@@ -62,9 +69,42 @@ type RunFunc func(ctx context.Context, command, dir string, env []string, stdin 
 //     and the tail of what it printed. An empty cfg.Command or a nil run is
 //     an error.
 //
+//   - judge: a chat model (cfg.Judge) grades each of the task's
+//     expectations, passed or not with evidence; the reward is the pass
+//     rate. A task without expectations is judged on giving its expected
+//     output. The scorer is a Grader: it reports the tokens it spent.
+//
+// cfg.Kind may also combine kinds with weights, "contains*0.3, judge*0.7"
+// (ParseSpec): the reward is the weighted sum.
+//
 // An unknown kind is an error wrapping ErrUnknownScorer.
 func NewScorer(cfg ScorerConfig, run RunFunc) (Scorer, error) {
-	switch strings.ToLower(strings.TrimSpace(cfg.Kind)) {
+	parts, err := ParseSpec(cfg.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 {
+		return newScorer(cfg, parts[0].Kind, run)
+	}
+	var c combined
+	for _, p := range parts {
+		s, err := newScorer(cfg, p.Kind, run)
+		if err != nil {
+			return nil, err
+		}
+		c.parts, c.weights = append(c.parts, s), append(c.weights, p.Weight)
+	}
+	return c, nil
+}
+
+// newScorer builds one kind of scorer.
+func newScorer(cfg ScorerConfig, kind string, run RunFunc) (Scorer, error) {
+	switch kind {
+	case "judge":
+		if cfg.Judge == nil {
+			return nil, errors.New("scorer judge needs a model: set descent.model (or judge-model) and the endpoint")
+		}
+		return judge{client: cfg.Judge}, nil
 	case "", "exact":
 		return scoreFunc(scoreExact), nil
 	case "contains":

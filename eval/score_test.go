@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"errors"
+	"github.com/git-descent/git-descent/llm"
 	"strings"
 	"testing"
 )
@@ -111,8 +112,12 @@ func TestNewScorerErrors(t *testing.T) {
 	if _, err := NewScorer(ScorerConfig{Kind: "fuzzy"}, nil); !errors.Is(err, ErrUnknownScorer) {
 		t.Errorf("unknown kind error %v does not wrap ErrUnknownScorer", err)
 	}
-	for _, kind := range Kinds {
-		if _, err := NewScorer(ScorerConfig{Kind: kind, Command: "true"}, run); err != nil {
+	judgeModel, err := llm.New(llm.Config{BaseURL: "http://127.0.0.1:9/v1", Model: "m"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range append(Kinds, "contains*0.3, judge*0.7") {
+		if _, err := NewScorer(ScorerConfig{Kind: kind, Command: "true", Judge: judgeModel}, run); err != nil {
 			t.Errorf("NewScorer(%q): %v", kind, err)
 		}
 	}

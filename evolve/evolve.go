@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
@@ -32,8 +33,12 @@ type Options struct {
 	Target  float64       // stop once dev's validation reward reaches this; 0 means no target
 	MaxTime time.Duration // stop after this long; 0 means no limit
 	Jobs    int           // rollouts running at once, workers' and gate's together
-	Out     io.Writer     // human-readable progress
-	Log     *slog.Logger
+	// MaxTokens and MaxCost (USD) stop the run once it has spent that much;
+	// zero means no limit.
+	MaxTokens int64
+	MaxCost   float64
+	Out       io.Writer // human-readable progress
+	Log       *slog.Logger
 }
 
 // Summary is the outcome of a run, for the closing report and --json.
@@ -56,6 +61,10 @@ type Summary struct {
 	Promotions int                    `json:"promotions"`
 	Rollouts   int64                  `json:"rollouts"`
 	CacheHits  int64                  `json:"cache_hits"`
+	Tokens     int64                  `json:"tokens"`   // spent by this run: agents, proposers, judges
+	Cost       float64                `json:"cost"`     // USD spent by this run
+	Requests   int64                  `json:"requests"` // HTTP requests to model endpoints, retries included
+	Retries    int64                  `json:"retries"`
 	Seconds    float64                `json:"seconds"`
 	Stop       string                 `json:"stop"` // why the run ended
 }
@@ -71,7 +80,10 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 		ctx, cancel = context.WithTimeout(ctx, opts.MaxTime)
 		defer cancel()
 	}
-	r, err := setup(ctx, repo, lib, opts)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	meter := budget.NewMeter(opts.MaxTokens, opts.MaxCost, stop)
+	r, err := setup(ctx, repo, lib, opts, meter)
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +93,9 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 		sum.Seconds = time.Since(start).Seconds()
 		st := r.eval.Stats()
 		sum.Rollouts, sum.CacheHits = st.Rollouts, st.Hits
+		sum.Tokens, sum.Cost = meter.Total()
+		u := r.models.Usage()
+		sum.Requests, sum.Retries = u.Requests, u.Retries
 	}
 	return sum, err
 }
@@ -112,7 +127,12 @@ func (r *runner) run(ctx context.Context) (*Summary, error) {
 	sum := r.summary
 	sum.Stop = "rounds"
 	err := r.rounds(ctx)
+	var over *budget.ExceededError
 	switch {
+	case err != nil && errors.As(context.Cause(ctx), &over):
+		sum.Stop = "max-" + over.What
+		fmt.Fprintf(r.opts.Out, "stopped: %s; proposals not yet decided are decided by the next run\n", over)
+		return sum, r.finish(context.WithoutCancel(ctx), false)
 	case r.opts.MaxTime > 0 && errors.Is(err, context.DeadlineExceeded):
 		sum.Stop = "max-time"
 		fmt.Fprintf(r.opts.Out, "stopped: --max-time %s reached; proposals not yet decided are decided by the next run\n", r.opts.MaxTime)

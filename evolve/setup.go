@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/hooks"
 	"github.com/git-descent/git-descent/internal/git"
@@ -34,11 +34,14 @@ type runner struct {
 	summary *Summary
 	roundNo int // the last aggregator round recorded in the journal
 	lock    *lock
+	meter   *budget.Meter // the run's spending
+	models  *models       // chat-model clients, when a role uses one
+	agent   string        // the runner and proposer, for evidence
 }
 
 // setup checks the preconditions of a run and prepares everything it needs:
 // tasks and splits, dev and stable refs, the evaluator, the workers.
-func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options) (*runner, error) {
+func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options, meter *budget.Meter) (*runner, error) {
 	if _, err := git.CheckVersion(ctx); err != nil {
 		return nil, err
 	}
@@ -52,7 +55,7 @@ func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Optio
 	if err := hooks.CheckMergeDriver(ctx, repo, lib.Path); err != nil {
 		return nil, err
 	}
-	r := &runner{repo: repo, lib: lib, opts: opts, refs: ledger.Refs{Library: lib.Name}}
+	r := &runner{repo: repo, lib: lib, opts: opts, refs: ledger.Refs{Library: lib.Name}, meter: meter, models: newModels(lib)}
 	if r.lock, err = lockLibrary(repo.DescentDir(), lib.Name); err != nil {
 		return nil, err
 	}
@@ -83,15 +86,19 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 	for s, ts := range r.splits {
 		r.summary.Tasks[s.String()] = len(ts)
 	}
-	if r.eval, err = newEvaluator(r.repo, r.lib, r.opts.Jobs); err != nil {
+	if r.eval, err = r.newEvaluator(ctx); err != nil {
 		return err
 	}
 	r.agg = merge.NewAggregator(r.repo, r.lib, r.splits[eval.Validation], scorer{r.eval}, r.opts.Log)
+	r.agg.Meter = r.meter
 	return r.startWorkers(ctx, dev)
 }
 
 // validate checks the parts of a library's config a run needs.
 func validate(l *library.Library) error {
+	if _, err := eval.ParseSpec(l.Scorer); err != nil {
+		return fmt.Errorf("library %q: %w", l.Name, err)
+	}
 	fix := func(key, what string) error {
 		return fmt.Errorf("library %q has no %s: set it with `git config -f %s library.%s.%s '...'` (see `git descent init --help`)", l.Name, what, library.FileName, l.Name, key)
 	}
@@ -100,8 +107,6 @@ func validate(l *library.Library) error {
 		return fix("run", "run command (the agent that does a rollout)")
 	case strings.TrimSpace(l.Proposer) == "":
 		return fix("proposer", "proposer command (what edits the library after failures)")
-	case !contains(eval.Kinds, l.Scorer):
-		return fmt.Errorf("library %q: unknown scorer %q: valid kinds are %s", l.Name, l.Scorer, strings.Join(eval.Kinds, ", "))
 	case l.Minibatch < 1:
 		return fmt.Errorf("library %q: minibatch must be at least 1, not %d", l.Name, l.Minibatch)
 	case l.Delta <= 0 || l.Delta >= 1:
@@ -188,40 +193,65 @@ func (r *runner) ensureRefs(ctx context.Context, head git.Hash) (git.Hash, error
 	return dev, nil
 }
 
-// newEvaluator builds the cached rollout evaluator of a library.
-func newEvaluator(repo *git.Repo, lib *library.Library, jobs int) (*rollout.Evaluator, error) {
-	exe := git.ExecutablePath()
+// newEvaluator builds the cached rollout evaluator of the library: its
+// runner, its scorer (with the judge's model when it has one), the shared
+// rollout limit and the cache.
+func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
+	lib, exe := r.lib, git.ExecutablePath()
 	run := func(ctx context.Context, command, dir string, env []string, stdin []byte) ([]byte, error) {
 		res, err := sandbox.Run(ctx, sandbox.Spec{Command: command, Dir: dir, Env: env, Stdin: stdin, Timeout: lib.Timeout})
 		return res.Stdout, err
 	}
-	sc, err := eval.NewScorer(eval.ScorerConfig{
-		Kind: lib.Scorer, Tolerance: lib.Tolerance, Command: lib.ScoreCommand,
-		Dir: repo.Top(), Env: sandbox.Environ(lib.Env, nil, exe),
-	}, run)
+	cfg := eval.ScorerConfig{Kind: lib.Scorer, Tolerance: lib.Tolerance, Command: lib.ScoreCommand, Dir: r.repo.Top(), Env: sandbox.Environ(lib.Env, nil, exe)}
+	if parts, _ := eval.ParseSpec(lib.Scorer); usesJudge(parts) {
+		c, err := r.models.client("judge")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Judge = c
+	}
+	sc, err := eval.NewScorer(cfg, run)
 	if err != nil {
 		return nil, fmt.Errorf("library %q: %w", lib.Name, err)
 	}
+	runner, name, err := newRunner(ctx, lib, r.models, exe)
+	if err != nil {
+		return nil, err
+	}
+	r.agent = "run: " + name
 	return &rollout.Evaluator{
-		Repo: repo, Library: lib, Scorer: sc,
-		Runner:  &agent.Exec{Command: lib.Run, Allow: lib.Env, Timeout: lib.Timeout, ExePath: exe},
-		Limiter: sandbox.NewLimiter(jobs),
-		Cache:   rollout.OpenCache(filepath.Join(repo.DescentDir(), "cache", lib.Name, "rollouts")),
+		Repo: r.repo, Library: lib, Scorer: sc, Runner: runner,
+		Limiter: sandbox.NewLimiter(r.opts.Jobs),
+		Cache:   rollout.OpenCache(filepath.Join(r.repo.DescentDir(), "cache", lib.Name, "rollouts")),
 		Config:  rollout.ConfigHash(lib),
+		Meter:   r.meter,
 	}, nil
+}
+
+func usesJudge(parts []eval.Part) bool {
+	for _, p := range parts {
+		if p.Kind == "judge" {
+			return true
+		}
+	}
+	return false
 }
 
 // scorer adapts the rollout evaluator to the aggregator's needs.
 type scorer struct{ e *rollout.Evaluator }
 
-func (s scorer) Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) ([]float64, error) {
+func (s scorer) Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) (merge.Scores, error) {
 	recs, err := s.e.RolloutAll(ctx, libTree, tasks)
 	if err != nil {
-		return nil, err
+		return merge.Scores{}, err
 	}
-	out := make([]float64, len(recs))
+	out := merge.Scores{Rewards: make([]float64, len(recs))}
 	for i, r := range recs {
-		out[i] = r.Reward
+		out.Rewards[i] = r.Reward
+		if !r.Cached {
+			out.Tokens += r.Tokens
+			out.Cost += r.Cost
+		}
 	}
 	return out, nil
 }
@@ -232,7 +262,11 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	if err := materialize.RemoveWorkers(ctx, r.repo, r.lib); err != nil {
 		return err
 	}
-	proposer := &agent.ExecProposer{Command: r.lib.Proposer, Allow: r.lib.Env, Timeout: r.lib.ProposeTimout, ExePath: git.ExecutablePath()}
+	proposer, name, err := newProposer(ctx, r.lib, r.models, git.ExecutablePath())
+	if err != nil {
+		return err
+	}
+	r.agent += "; propose: " + name
 	order := shuffled(r.splits[eval.Train], r.lib.Seed)
 	for i := 1; i <= r.opts.Workers; i++ {
 		id := ledger.WorkerID(i)

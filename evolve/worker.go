@@ -78,6 +78,7 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 	}
 	w.passed = false
 	rat, err := w.propose(ctx, fb)
+	w.r.meter.Add(rat.Tokens, rat.Cost)
 	none := func(o ledger.Outcome, reason string) (*merge.Submission, *ledger.Decision, error) {
 		w.last = fmt.Sprintf("w%-2s %s: %s", w.id, o, reason)
 		return nil, &ledger.Decision{ID: fmt.Sprintf("r%d-w%s", round, w.id), Library: lib.Name, Worker: w.id,
@@ -85,6 +86,10 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 	}
 	if ctx.Err() != nil {
 		return nil, nil, ctx.Err()
+	}
+	var infra *agent.InfraError
+	if errors.As(err, &infra) {
+		return nil, nil, fmt.Errorf("proposer of worker %s: %w", w.id, err)
 	}
 	if err != nil {
 		return none(ledger.ProposerFailed, err.Error())
@@ -112,7 +117,9 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 		Evidence: ledger.Evidence{
 			Library: lib.Name, Worker: w.id, Base: dev, Tasks: ids(batch),
 			RewardBefore: rollout.Mean(before), RewardAfter: rollout.Mean(after),
-			Tokens: rat.Tokens + tokens(before) + tokens(after), Seconds: time.Since(start).Seconds(),
+			Tokens:  rat.Tokens + spent(before).tokens + spent(after).tokens,
+			Cost:    rat.Cost + spent(before).cost + spent(after).cost,
+			Seconds: time.Since(start).Seconds(), Agent: w.r.agent,
 		},
 	}
 	if p.Subject == "" {
@@ -164,12 +171,21 @@ func ids(ts []eval.Task) []string {
 	return out
 }
 
-func tokens(recs []rollout.Record) int64 {
-	var n int64
+type spending struct {
+	tokens int64
+	cost   float64
+}
+
+// spent is what the fresh (not cached) rollouts among recs cost.
+func spent(recs []rollout.Record) spending {
+	var s spending
 	for _, r := range recs {
-		n += r.Tokens
+		if !r.Cached {
+			s.tokens += r.Tokens
+			s.cost += r.Cost
+		}
 	}
-	return n
+	return s
 }
 
 // shuffled orders tasks by a hash of the seed and their id: a fixed order

@@ -33,6 +33,8 @@ type Gate struct {
 	P      float64 `json:"p"`      // P(candidate better) from the Beta posterior over discordant tasks
 	Delta  float64 `json:"delta"`  // δ in force: accept needs P > 1-δ
 	Accept bool    `json:"accept"`
+	Tokens int64   `json:"tokens"` // spent on the gate's rollouts this round (cached ones cost nothing)
+	Cost   float64 `json:"cost"`   // USD
 }
 
 // String renders a gate for humans: "0.42 → 0.58 (+3/−1, P=0.94 > 0.80)".

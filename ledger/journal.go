@@ -22,6 +22,8 @@ type State struct {
 	Stable      git.Hash    `json:"stable"`       // stable after the last round
 	StableScore float64     `json:"stable_score"` // its mean validation reward
 	Promotions  []Promotion `json:"promotions,omitempty"`
+	Tokens      int64       `json:"tokens"` // spent by every run so far
+	Cost        float64     `json:"cost"`   // USD spent by every run so far
 }
 
 // Promotion records stable being fast-forwarded to dev.

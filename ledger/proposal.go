@@ -19,8 +19,10 @@ type Evidence struct {
 	Tasks        []string // the train tasks it was made from
 	RewardBefore float64  // mean reward on Tasks at Base
 	RewardAfter  float64  // mean reward on Tasks with the proposal applied
-	Tokens       int64
-	Seconds      float64 // wall time of the worker's round, rollouts and proposer
+	Tokens       int64    // tokens spent by its rollouts and the proposer
+	Cost         float64  // USD spent by its rollouts and the proposer
+	Seconds      float64  // wall time of the worker's round, rollouts and proposer
+	Agent        string   // the runner and proposer that made it, with versions, e.g. "claude 2.1.3 / openai gpt-4.1"
 }
 
 // Proposal is an edit as a commit on a worker branch: its parent is
@@ -43,7 +45,9 @@ func (p *Proposal) Message() string {
 		{"Descent-Reward-Before", fmtFloat(e.RewardBefore)},
 		{"Descent-Reward-After", fmtFloat(e.RewardAfter)},
 		{"Descent-Tokens", strconv.FormatInt(e.Tokens, 10)},
+		{"Descent-Cost", strconv.FormatFloat(e.Cost, 'f', 4, 64)},
 		{"Descent-Seconds", strconv.FormatFloat(e.Seconds, 'f', 2, 64)},
+		{"Descent-Agent", e.Agent},
 	})
 }
 
@@ -63,6 +67,8 @@ func ParseProposal(commit git.Hash, msg string) (*Proposal, error) {
 	p.RewardAfter, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Reward-After"), 64)
 	p.Tokens, _ = strconv.ParseInt(trailerValue(ts, "Descent-Tokens"), 10, 64)
 	p.Seconds, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Seconds"), 64)
+	p.Cost, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Cost"), 64)
+	p.Agent = trailerValue(ts, "Descent-Agent")
 	return p, nil
 }
 

@@ -22,14 +22,27 @@ func File(repo *git.Repo) git.ConfigFile {
 }
 
 // LoadAll reads every library configured in the repository's .descent,
-// sorted by name.
+// sorted by name, with provider settings from the user's git config
+// (`descent.*`) and the [descent] section of .descent underneath.
 func LoadAll(ctx context.Context, repo *git.Repo) ([]*Library, error) {
-	entries, err := repo.ConfigList(ctx, File(repo), `^library\.`)
+	entries, err := repo.ConfigList(ctx, File(repo), `^(library|descent)\.`)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", FileName, err)
 	}
+	user, err := repo.ConfigListEffective(ctx, `^descent\.`)
+	if err != nil {
+		return nil, fmt.Errorf("read git config: %w", err)
+	}
+	shared := map[string][]git.ConfigEntry{"git config": nil, FileName: nil}
 	byName := map[string][]git.ConfigEntry{}
+	for _, e := range user {
+		shared["git config"] = append(shared["git config"], git.ConfigEntry{Key: strings.TrimPrefix(e.Key, "descent."), Value: e.Value})
+	}
 	for _, e := range entries {
+		if rest, ok := strings.CutPrefix(e.Key, "descent."); ok {
+			shared[FileName] = append(shared[FileName], git.ConfigEntry{Key: rest, Value: e.Value})
+			continue
+		}
 		name, key, ok := splitKey(e.Key)
 		if !ok {
 			continue
@@ -38,7 +51,7 @@ func LoadAll(ctx context.Context, repo *git.Repo) ([]*Library, error) {
 	}
 	var libs []*Library
 	for name, es := range byName {
-		l, err := parse(name, es)
+		l, err := parse(name, es, shared)
 		if err != nil {
 			return nil, err
 		}
@@ -91,8 +104,9 @@ func splitKey(k string) (name, key string, ok bool) {
 	return rest[:i], rest[i+1:], true
 }
 
-// parse builds a library from its section's entries, defaults first.
-func parse(name string, es []git.ConfigEntry) (*Library, error) {
+// parse builds a library from its section's entries, defaults first, then
+// the shared provider settings (user git config, then .descent's [descent]).
+func parse(name string, es []git.ConfigEntry, shared map[string][]git.ConfigEntry) (*Library, error) {
 	var p string
 	for _, e := range es {
 		if e.Key == "path" {
@@ -104,10 +118,33 @@ func parse(name string, es []git.ConfigEntry) (*Library, error) {
 	}
 	l := New(p)
 	l.Name = name
+	for _, where := range []string{"git config", FileName} {
+		for _, e := range shared[where] {
+			ok, err := l.Provider.set(e.Key, e.Value)
+			if !ok {
+				ok, err = l.Provider.setPrice(e.Key, e.Value)
+			}
+			if !ok {
+				continue // descent.* keys of other features
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: descent.%s = %q: %w", where, e.Key, e.Value, err)
+			}
+		}
+	}
 	multi := map[string]bool{}
 	for _, e := range es {
 		if err := l.set(e.Key, e.Value, multi); err != nil {
 			return nil, fmt.Errorf("%s: library.%s.%s = %q: %w", FileName, name, e.Key, e.Value, err)
+		}
+	}
+	// A configured model is enough to evolve: it runs and proposes.
+	if l.Provider.Model != "" {
+		if l.Run == "" {
+			l.Run = RunnerOpenAI
+		}
+		if l.Proposer == "" {
+			l.Proposer = RunnerOpenAI
 		}
 	}
 	return l, nil
@@ -176,12 +213,24 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 	case "promote-after":
 		l.PromoteAfter, err = strconv.Atoi(v)
 	default:
-		return fmt.Errorf("unknown key (valid: %s)", strings.Join(Keys, ", "))
+		ok, perr := l.Provider.set(key, v)
+		if !ok {
+			return fmt.Errorf("unknown key (valid: %s)", strings.Join(Keys, ", "))
+		}
+		err = perr
 	}
 	return err
 }
 
 // Keys are the keys a library section may set.
-var Keys = []string{"path", "evals", "split", "seed", "layout", "run", "timeout", "scorer", "tolerance",
+var Keys = append([]string{"path", "evals", "split", "seed", "layout", "run", "timeout", "scorer", "tolerance",
 	"score-command", "proposer", "propose-timeout", "env", "frozen", "guarded", "hide",
-	"minibatch", "delta", "delta-floor", "anneal", "promote-after"}
+	"minibatch", "delta", "delta-floor", "anneal", "promote-after"}, ProviderKeys...)
+
+// Built-in runners and proposers: the value of `run` or `proposer` that
+// selects one instead of a command.
+const (
+	RunnerOpenAI = "openai" // an OpenAI-compatible model
+	RunnerClaude = "claude" // Claude Code (`claude -p`)
+	RunnerCodex  = "codex"  // Codex (`codex exec`)
+)

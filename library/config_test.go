@@ -50,6 +50,7 @@ func TestLoadAll(t *testing.T) {
 		Guarded:   []string{"scripts/**"},          // not set: the default
 		Hide:      nil,                             // set empty: cleared
 		Minibatch: 8, Delta: 0.1, DeltaFloor: 0.01, HalfLife: 0, PromoteAfter: 5,
+		Provider: defaultProvider(),
 	}
 	myLib := New("tools/my.lib")
 	myLib.Name = "my.lib"
@@ -77,7 +78,9 @@ func TestLoadAllWithoutFile(t *testing.T) {
 // Every key in Keys is accepted, so the list in error messages is true.
 func TestEveryKeyParses(t *testing.T) {
 	valid := map[string]string{"timeout": "1s", "propose-timeout": "1s", "tolerance": "1", "minibatch": "1",
-		"delta": "0.5", "delta-floor": "0.1", "anneal": "3", "promote-after": "2"}
+		"delta": "0.5", "delta-floor": "0.1", "anneal": "3", "promote-after": "2",
+		"base-url": "http://localhost:11434/v1", "request-timeout": "30s", "max-retries": "2", "concurrency": "3",
+		"max-completion-tokens": "1000", "context-budget": "9000"}
 	for _, k := range Keys {
 		v, ok := valid[k]
 		if !ok {
@@ -170,5 +173,70 @@ func TestFindDefault(t *testing.T) {
 	l, err := Find(ctx, repo, "")
 	if err != nil || l.Name != "only" || l.Path != "skills/only" {
 		t.Errorf(`Find("") with one library = %+v, %v`, l, err)
+	}
+}
+
+// Provider settings layer: the user's git config, then .descent's
+// [descent] section, then the library's own keys; a model alone selects
+// the openai runner and proposer.
+func TestProviderSettings(t *testing.T) {
+	ctx, repo := newRepo(t)
+	t.Setenv("OPENAI_BASE_URL", "")
+	gitConfig := func(k, v string) {
+		t.Helper()
+		if err := repo.ConfigSet(ctx, "", k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitConfig("descent.base-url", "https://api.deepseek.com/v1/")
+	gitConfig("descent.model", "deepseek-chat")
+	gitConfig("descent.api-key-env", "DEEPSEEK_API_KEY")
+	gitConfig("descent.deepseek-chat.input-price", "0.27")
+	setConfig(t, repo,
+		"descent.concurrency=2",
+		"descent.deepseek-chat.output-price=1.1",
+		"descent.gpt-4.1-mini.input-price=0.4",
+		"library.a.path=a",
+		"library.a.judge-model=gpt-4.1-mini",
+		"library.b.path=b",
+		"library.b.model=local",
+		"library.b.run=my-agent",
+		"library.b.base-url=http://localhost:11434/v1",
+	)
+	libs, err := LoadAll(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := libs[0].Provider, libs[1].Provider
+	if a.BaseURL != "https://api.deepseek.com/v1" || a.Model != "deepseek-chat" || a.KeyEnv != "DEEPSEEK_API_KEY" || a.Concurrency != 2 {
+		t.Errorf("a provider = %+v", a)
+	}
+	if a.ModelFor("judge") != "gpt-4.1-mini" || a.ModelFor("run") != "deepseek-chat" {
+		t.Errorf("role models: judge %q run %q", a.ModelFor("judge"), a.ModelFor("run"))
+	}
+	if got := a.Prices["deepseek-chat"]; got != (Price{Input: 0.27, Output: 1.1}) {
+		t.Errorf("price = %+v", got)
+	}
+	if libs[0].Run != RunnerOpenAI || libs[0].Proposer != RunnerOpenAI {
+		t.Errorf("a run/proposer = %q/%q, want openai", libs[0].Run, libs[0].Proposer)
+	}
+	if b.Model != "local" || b.BaseURL != "http://localhost:11434/v1" || libs[1].Run != "my-agent" || libs[1].Proposer != RunnerOpenAI {
+		t.Errorf("b = %+v run %q proposer %q", b, libs[1].Run, libs[1].Proposer)
+	}
+	t.Setenv("DEEPSEEK_API_KEY", "")
+	if _, err := a.Key(); err == nil || !strings.Contains(err.Error(), "set the environment variable DEEPSEEK_API_KEY") {
+		t.Errorf("missing key: %v", err)
+	}
+	t.Setenv("DEEPSEEK_API_KEY", "sk-x")
+	if k, err := a.Key(); k != "sk-x" || err != nil {
+		t.Errorf("key = %q, %v", k, err)
+	}
+	t.Setenv("DEEPSEEK_API_KEY", "")
+	if k, err := b.Key(); k != "" || err != nil {
+		t.Errorf("local endpoint without a key: %q, %v", k, err)
+	}
+	setConfig(t, repo, "descent.base-url=not a url")
+	if _, err := LoadAll(ctx, repo); err == nil || !strings.Contains(err.Error(), `descent.base-url = "not a url": must be an http or https URL`) {
+		t.Errorf("bad base-url: %v", err)
 	}
 }

@@ -34,7 +34,7 @@ type Library struct {
 	Evals  string // the eval file, relative to the library root
 	Split  string // train/validation/test fractions, e.g. "50/30/20"
 	Seed   string // seed of the split hash
-	Layout string // where rollouts see the library: repo, claude, root, or a relative path
+	Layout string // where rollouts see the library: repo, claude, codex, root, or a relative path; "" follows the runner
 
 	Run           string        // rollout command template
 	Timeout       time.Duration // per rollout
@@ -49,6 +49,8 @@ type Library struct {
 	Guarded []string // L1 globs: stricter gate
 	Hide    []string // globs not materialized in rollout workspaces (eval answers)
 
+	Provider Provider // OpenAI-compatible endpoint and models, for the openai runner, proposer and judge
+
 	Minibatch    int     // train tasks per worker per round
 	Delta        float64 // gate risk δ: accept when P(candidate better) > 1-δ
 	DeltaFloor   float64 // δ never anneals below this
@@ -58,7 +60,7 @@ type Library struct {
 
 // Defaults for keys a .descent file leaves out.
 const (
-	DefaultLayout       = "repo"
+	DefaultLayout       = "" // the runner's: .claude/skills/<name> for claude, .agents/skills/<name> for codex, else the repository path
 	DefaultScorer       = "exact"
 	DefaultSplit        = "50/30/20"
 	DefaultTimeout      = 10 * time.Minute
@@ -89,6 +91,7 @@ func New(p string) *Library {
 		DeltaFloor:    DefaultDeltaFloor,
 		HalfLife:      DefaultHalfLife,
 		PromoteAfter:  DefaultPromoteAfter,
+		Provider:      defaultProvider(),
 	}
 }
 
@@ -153,15 +156,25 @@ func (l *Library) Hidden(rel string) bool {
 }
 
 // LayoutDir is the directory, relative to a rollout workspace, where the
-// library is materialized.
+// library is materialized. With no layout set it is where the runner looks
+// for project skills (Claude Code, Codex), else the library's own path.
 func (l *Library) LayoutDir() string {
-	switch l.Layout {
-	case "", "repo":
+	layout := l.Layout
+	if layout == "" {
+		layout = "repo"
+		if l.Run == RunnerClaude || l.Run == RunnerCodex {
+			layout = l.Run
+		}
+	}
+	switch layout {
+	case "repo":
 		return l.Path
 	case "claude":
 		return ".claude/skills/" + l.Name
+	case "codex":
+		return ".agents/skills/" + l.Name
 	case "root", ".":
 		return ""
 	}
-	return CleanPath(l.Layout) // checked relative when read
+	return CleanPath(layout) // checked relative when read
 }

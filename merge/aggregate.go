@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
@@ -18,7 +19,15 @@ import (
 // task, in order. The aggregator uses it for the gate, for settling
 // conflicts and for promotion; implementations cache by version and task.
 type Scorer interface {
-	Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) ([]float64, error)
+	Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) (Scores, error)
+}
+
+// Scores are a version's rewards on tasks and what producing them spent
+// now (cached rollouts spend nothing).
+type Scores struct {
+	Rewards []float64
+	Tokens  int64
+	Cost    float64
 }
 
 // Submission is a proposal handed to the aggregator, with the files it
@@ -42,9 +51,16 @@ type Aggregator struct {
 	Validation []eval.Task
 	Scorer     Scorer
 	Log        *slog.Logger
+	// Meter, when set, is the run's spending; each round adds what was spent
+	// since the last one to the journal's totals.
+	Meter *budget.Meter
 
-	refs    ledger.Refs
-	journal *ledger.Journal
+	refs     ledger.Refs
+	journal  *ledger.Journal
+	recorded struct {
+		tokens int64
+		cost   float64
+	} // Meter's totals when the journal was last written
 }
 
 // NewAggregator returns the aggregator of a library.
@@ -162,10 +178,14 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 	if res.Promotion != nil {
 		state.Stable = res.Promotion.To
 	}
+	tokens, cost := a.Meter.Total()
+	state.Tokens += tokens - a.recorded.tokens
+	state.Cost += cost - a.recorded.cost
 	if _, err := a.journal.Record(ctx, head, state, res.Decisions, roundMessage(a.Library.Name, res)); err != nil {
 		// Not retried: dev may already hold this round's merge.
 		return nil, fmt.Errorf("record round %d of %s: %s (another git-descent may be running on this library)", state.Round, a.Library.Name, err)
 	}
+	a.recorded.tokens, a.recorded.cost = tokens, cost
 	return res, nil
 }
 

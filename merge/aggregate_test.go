@@ -26,7 +26,7 @@ type keywordScorer struct {
 	before func()
 }
 
-func (s *keywordScorer) Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) ([]float64, error) {
+func (s *keywordScorer) Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) (Scores, error) {
 	s.mu.Lock()
 	s.calls++
 	hook := s.before
@@ -37,7 +37,7 @@ func (s *keywordScorer) Score(ctx context.Context, libTree git.Hash, tasks []eva
 	}
 	data, err := s.repo.ReadFile(ctx, libTree, "SKILL.md")
 	if err != nil {
-		return nil, err
+		return Scores{}, err
 	}
 	have := map[string]bool{}
 	for _, l := range strings.Split(string(data), "\n") {
@@ -49,7 +49,7 @@ func (s *keywordScorer) Score(ctx context.Context, libTree git.Hash, tasks []eva
 			out[i] = 1
 		}
 	}
-	return out, nil
+	return Scores{Rewards: out, Tokens: int64(len(tasks)), Cost: 0.001 * float64(len(tasks))}, nil
 }
 
 // fixture is a repository with a library at skills/s and its aggregator.

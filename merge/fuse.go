@@ -196,11 +196,11 @@ func (a *Aggregator) meanScore(ctx context.Context, tree git.Hash) (float64, err
 	if err != nil {
 		return 0, err
 	}
-	rs, err := a.Scorer.Score(ctx, lib, a.Validation)
+	s, err := a.Scorer.Score(ctx, lib, a.Validation)
 	if err != nil {
 		return 0, err
 	}
-	return mean(rs), nil
+	return mean(s.Rewards), nil
 }
 
 func mean(xs []float64) float64 {

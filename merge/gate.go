@@ -38,7 +38,9 @@ func (a *Aggregator) gate(ctx context.Context, dev git.Hash, cand *fusion, commi
 		return nil, err
 	}
 	lib := a.Library
-	return Gate(devScores, candScores, Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, commits)), nil
+	g := Gate(devScores.Rewards, candScores.Rewards, Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, commits))
+	g.Tokens, g.Cost = devScores.Tokens+candScores.Tokens, devScores.Cost+candScores.Cost
+	return g, nil
 }
 
 // commit records the gate's verdict on every member of the candidate and,
@@ -97,14 +99,14 @@ func rejectReason(g *ledger.Gate) string {
 }
 
 // scorePair scores dev and a candidate tree on validation concurrently.
-func (a *Aggregator) scorePair(ctx context.Context, dev git.Hash, candTree git.Hash) (devScores, candScores []float64, err error) {
+func (a *Aggregator) scorePair(ctx context.Context, dev git.Hash, candTree git.Hash) (devScores, candScores Scores, err error) {
 	devLib, err := a.Repo.TreeOf(ctx, dev, a.Library.Path)
 	if err != nil {
-		return nil, nil, err
+		return devScores, candScores, err
 	}
 	candLib, err := a.Repo.TreeOf(ctx, candTree, a.Library.Path)
 	if err != nil {
-		return nil, nil, err
+		return devScores, candScores, err
 	}
 	var devErr error
 	done := make(chan struct{})

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 )
 
@@ -25,6 +26,10 @@ type Record struct {
 	Error   string  `json:"error,omitempty"`
 	Seconds float64 `json:"seconds"`
 	Tokens  int64   `json:"tokens"`
+	Cost    float64 `json:"cost"` // USD, the agent's and the grader's
+	// Grading holds the judge's verdicts on the task's expectations.
+	Grading []eval.Verdict `json:"grading,omitempty"`
+	Cached  bool           `json:"-"` // served from the cache: cost nothing this time
 }
 
 // maxCachedOutput caps the output kept per record.
@@ -75,7 +80,9 @@ func (c *Cache) Do(ctx context.Context, key Key, f func() (Record, error)) (rec 
 		c.mu.Unlock()
 		select {
 		case <-cl.done:
-			return cl.rec, true, cl.err
+			rec := cl.rec
+			rec.Cached = true
+			return rec, true, cl.err
 		case <-ctx.Done():
 			return Record{}, false, ctx.Err()
 		}
@@ -94,6 +101,7 @@ func (c *Cache) Do(ctx context.Context, key Key, f func() (Record, error)) (rec 
 		c.mu.Unlock()
 	}()
 	if r, ok := c.load(k); ok {
+		r.Cached = true
 		return r, true, nil
 	}
 	rec, err = f()

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/library"
@@ -30,8 +32,9 @@ type Evaluator struct {
 	Scorer  eval.Scorer
 	Limiter *sandbox.Limiter
 	Cache   *Cache
-	Config  string // hash of everything besides tree and task that decides a result
-	WorkDir string // parent of rollout workspaces; "" means the system temp dir
+	Config  string        // hash of everything besides tree and task that decides a result
+	WorkDir string        // parent of rollout workspaces; "" means the system temp dir
+	Meter   *budget.Meter // counts what fresh rollouts spend; may be nil
 
 	rollouts atomic.Int64
 	hits     atomic.Int64
@@ -53,8 +56,10 @@ func (e *Evaluator) Stats() Stats {
 // ConfigHash digests the parts of a library's configuration that change
 // rollout results.
 func ConfigHash(l *library.Library) string {
+	p := l.Provider
 	parts := []string{l.Run, l.Layout, l.LayoutDir(), l.Scorer, fmt.Sprint(l.Tolerance), l.ScoreCommand,
-		strings.Join(l.Hide, "\x01"), l.Evals, strings.Join(l.Env, "\x01"), l.Timeout.String()}
+		strings.Join(l.Hide, "\x01"), l.Evals, strings.Join(l.Env, "\x01"), l.Timeout.String(),
+		p.BaseURL, p.ModelFor("run"), p.ModelFor("judge"), fmt.Sprint(p.ContextBudget, p.MaxTokens)}
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(h[:])
 }
@@ -74,6 +79,7 @@ func (e *Evaluator) Rollout(ctx context.Context, libTree git.Hash, t eval.Task) 
 		rec, err := e.run(ctx, libTree, t)
 		e.rollouts.Add(1)
 		e.nanos.Add(int64(time.Since(start)))
+		e.Meter.Add(rec.Tokens, rec.Cost)
 		return rec, err
 	})
 	if hit {
@@ -130,18 +136,29 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task) (Rec
 		Library: e.Library.Name, TaskID: t.ID, Prompt: t.Prompt, TaskFile: taskFile,
 		SkillDir: lay.SkillDir, Workspace: dir, Files: lay.Files, Control: control,
 	})
-	rec := Record{Task: t.ID, Output: resp.Output, Seconds: time.Since(start).Seconds(), Tokens: resp.Tokens}
+	rec := Record{Task: t.ID, Output: resp.Output, Seconds: time.Since(start).Seconds(), Tokens: resp.Tokens, Cost: resp.Cost}
 	if ctx.Err() != nil {
 		return Record{}, ctx.Err()
+	}
+	var infra *agent.InfraError
+	if errors.As(runErr, &infra) {
+		// Not the library's failure: never recorded, the run stops.
+		e.Meter.Add(rec.Tokens, rec.Cost)
+		return Record{}, fmt.Errorf("rollout of task %q: %w", t.ID, runErr)
 	}
 	if runErr != nil {
 		rec.Error = runErr.Error()
 		return rec, nil
 	}
 	// Scorer errors name the task themselves.
-	if rec.Reward, err = e.Scorer.Score(ctx, t, resp.Output); err != nil {
+	g, err := eval.GradeWith(ctx, e.Scorer, t, resp.Output)
+	rec.Tokens += g.Tokens
+	rec.Cost += g.Cost
+	if err != nil {
+		e.Meter.Add(rec.Tokens, rec.Cost)
 		return Record{}, err
 	}
+	rec.Reward, rec.Grading = g.Reward, g.Expectations
 	return rec, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/git-descent/git-descent/internal/fakellm"
 )
 
 func TestMain(m *testing.M) {
@@ -22,6 +24,10 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup:               setupScript,
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			// A local OpenAI-compatible server serving the script's scripted replies.
+			"fakellm": fakellm.Cmd,
+		},
 	})
 }
 
@@ -44,6 +50,9 @@ func setupScript(e *testscript.Env) error {
 		"GIT_AUTHOR_DATE":     "2026-11-29T12:00:00Z",
 		"GIT_COMMITTER_DATE":  "2026-11-29T12:00:00Z",
 		"NO_COLOR":            "1",
+		// Never reach a real provider, whatever the machine's environment.
+		"OPENAI_BASE_URL":     "http://127.0.0.1:9/v1",
+		"OPENAI_API_KEY":      "",
 	} {
 		e.Setenv(k, v)
 	}

@@ -55,6 +55,8 @@ Your working tree, index, HEAD and branches are never touched.`,
 	f.Float64Var(&o.Target, "target", 0, "stop once dev's validation reward reaches this (0: no target)")
 	f.DurationVar(&o.MaxTime, "max-time", 0, "stop after this long, e.g. 30m (0: no limit)")
 	f.IntVar(&o.Jobs, "jobs", 0, "rollouts at once, workers' and gate's together (default 2 × workers)")
+	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop once the run has spent this many tokens (0: no limit)")
+	f.Float64Var(&o.MaxCost, "max-cost", 0, "stop once the run has spent this many US dollars (0: no limit; needs prices for models that do not report cost)")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout (progress goes to stderr)")
 	return c
 }
@@ -62,6 +64,9 @@ Your working tree, index, HEAD and branches are never touched.`,
 func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 	if o.Target < 0 || o.Target > 1 {
 		return &UsageError{fmt.Errorf("--target %g: must be between 0 and 1", o.Target)}
+	}
+	if o.MaxTokens < 0 || o.MaxCost < 0 {
+		return &UsageError{fmt.Errorf("--max-tokens and --max-cost must not be negative")}
 	}
 	repo, err := e.repo(ctx)
 	if err != nil {
@@ -96,11 +101,14 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 		(time.Duration(s.Seconds * float64(time.Second))).Round(100*time.Millisecond), s.Stop, s.Baseline, s.Final, s.Tasks["validation"])
 	fmt.Fprintf(w, "  %d rounds, %d proposals, %d dev commits, %d promotions; %s\n", s.Rounds, s.Proposals, s.Merges, s.Promotions, outcomeList(s.Outcomes))
 	fmt.Fprintf(w, "  rollouts: %d run, %d from cache\n", s.Rollouts, s.CacheHits)
+	if s.Tokens > 0 || s.Cost > 0 || s.Requests > 0 {
+		fmt.Fprintf(w, "  spent: %d tokens, $%.4f; %d model requests, %d retries\n", s.Tokens, s.Cost, s.Requests, s.Retries)
+	}
 	switch {
 	case s.TestScored:
 		fmt.Fprintf(w, "  test split (sealed, never used to decide): %.2f → %.2f on %d tasks\n", s.TestStart, s.TestFinal, s.Tasks["test"])
 	case s.Tasks["test"] > 0:
-		fmt.Fprintf(w, "  test split not scored: the run stopped on --max-time\n")
+		fmt.Fprintf(w, "  test split not scored: the run stopped on --%s\n", s.Stop)
 	}
 	fmt.Fprintf(w, "  %s = %s (validation %.2f), %s = %s (validation %.2f)\n",
 		ledger.Short(refs.Dev()), s.Dev.Short(), s.Final, ledger.Short(refs.Stable()), s.Stable.Short(), s.StableVal)

@@ -71,7 +71,7 @@ to replace a different value (or a foreign merge driver) without --force.`,
 	f.StringVar(&o.proposer, "proposer", "", "proposer command template")
 	f.StringVar(&o.scorer, "scorer", library.DefaultScorer, "scorer: "+strings.Join(eval.Kinds, ", "))
 	f.StringVar(&o.evals, "evals", "", "eval file relative to the library (default: evals/evals.json, .jsonl or .csv, whichever exists)")
-	f.StringVar(&o.layout, "layout", library.DefaultLayout, "where rollouts see the library: repo, claude, root or a relative path")
+	f.StringVar(&o.layout, "layout", "", "where rollouts see the library: repo, claude (.claude/skills/<name>), codex (.agents/skills/<name>), root or a relative path (default: where the runner looks for skills, else repo)")
 	f.StringSliceVar(&o.frozen, "frozen", []string{"evals/**"}, "L0 globs, relative to the library")
 	f.StringSliceVar(&o.guarded, "guarded", []string{"scripts/**"}, "L1 globs, relative to the library")
 	f.BoolVar(&o.force, "force", false, "replace existing values and a foreign merge driver")
@@ -108,8 +108,8 @@ func runInit(ctx context.Context, e *env, o initOptions, changed func(string) bo
 	if !validName(name) {
 		return &UsageError{fmt.Errorf("library name %q: use letters, digits, '.', '_' and '-' (set one with --name)", name)}
 	}
-	if o.scorer != "" && !contains(eval.Kinds, o.scorer) {
-		return &UsageError{fmt.Errorf("unknown scorer %q: valid kinds are %s", o.scorer, strings.Join(eval.Kinds, ", "))}
+	if _, err := eval.ParseSpec(o.scorer); err != nil {
+		return &UsageError{err}
 	}
 	evals, detected := o.evals, false
 	if evals == "" {
@@ -119,9 +119,11 @@ func runInit(ctx context.Context, e *env, o initOptions, changed func(string) bo
 		{"path", []string{rel}, true},
 		{"evals", []string{library.CleanPath(evals)}, changed("evals")},
 		{"scorer", []string{o.scorer}, changed("scorer")},
-		{"layout", []string{o.layout}, changed("layout")},
 		{"frozen", o.frozen, changed("frozen")},
 		{"guarded", o.guarded, changed("guarded")},
+	}
+	if o.layout != "" {
+		settings = append(settings, setting{"layout", []string{o.layout}, true})
 	}
 	if o.run != "" {
 		settings = append(settings, setting{"run", []string{o.run}, true})

@@ -64,7 +64,10 @@ func runShow(ctx context.Context, e *env, rev, color string) error {
 	fmt.Fprintf(w, "  base     %s (the dev snapshot it was made from)\n", p.Base.Short())
 	fmt.Fprintf(w, "  tasks    %s\n", strings.Join(p.Tasks, " "))
 	fmt.Fprintf(w, "  train    %.2f → %.2f\n", p.RewardBefore, p.RewardAfter)
-	fmt.Fprintf(w, "  cost     %d tokens, %.1fs\n", p.Tokens, p.Seconds)
+	fmt.Fprintf(w, "  cost     %d tokens, $%.4f, %.1fs\n", p.Tokens, p.Cost, p.Seconds)
+	if p.Agent != "" {
+		fmt.Fprintf(w, "  agent    %s\n", p.Agent)
+	}
 	ds, err := ledger.OpenJournal(repo, lib.Name).DecisionsFor(ctx, commit)
 	switch {
 	case errors.Is(err, ledger.ErrNoDecision):
@@ -76,6 +79,9 @@ func runShow(ctx context.Context, e *env, rev, color string) error {
 		fmt.Fprintf(w, "\ndecision, round %d: %s\n  %s\n", d.Round, d.Outcome, d.Reason)
 		if d.Gate != nil {
 			fmt.Fprintf(w, "  validation %s\n", d.Gate)
+			if d.Gate.Tokens > 0 || d.Gate.Cost > 0 {
+				fmt.Fprintf(w, "  gate spent %d tokens, $%.4f\n", d.Gate.Tokens, d.Gate.Cost)
+			}
 		}
 		if len(d.FusedWith) > 0 {
 			var hs []string

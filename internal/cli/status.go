@@ -152,6 +152,9 @@ func printStatus(e *env, st libraryStatus) {
 	fmt.Fprintf(w, "  %d rounds, %d dev commits, %d promotions, %d clean rounds since the last\n",
 		st.State.Round, st.State.Commits, len(st.State.Promotions), st.State.CleanRounds)
 	fmt.Fprintf(w, "  decisions: %s\n", outcomeList(st.Outcomes))
+	if st.State.Tokens > 0 || st.State.Cost > 0 {
+		fmt.Fprintf(w, "  spent so far: %d tokens, $%.4f\n", st.State.Tokens, st.State.Cost)
+	}
 	for _, ws := range st.Workers {
 		fmt.Fprintf(w, "  %-28s %s  %s\n", ws.Branch, ws.Commit.Short(), ws.Decision)
 	}

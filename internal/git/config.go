@@ -97,3 +97,21 @@ func (r *Repo) CheckAttr(ctx context.Context, attr, path string) (string, error)
 	}
 	return f[2], nil
 }
+
+// ConfigListEffective is ConfigList over the configuration git itself
+// would use here: system, global, repository and worktree files.
+func (r *Repo) ConfigListEffective(ctx context.Context, pattern string) ([]ConfigEntry, error) {
+	out, code, err := r.runCode(ctx, cmd{readOnly: true, okCodes: []int{1}}, "config", "--null", "--get-regexp", pattern)
+	if err != nil || code == 1 {
+		return nil, err
+	}
+	var es []ConfigEntry
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(rec, "\n")
+		es = append(es, ConfigEntry{Key: k, Value: v})
+	}
+	return es, nil
+}

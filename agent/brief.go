@@ -1,0 +1,70 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Brief is the text a proposer is given: what the library is for, the
+// rules of what it may change, and the failed and passed rollouts of a
+// minibatch. Outputs and prompts are clipped to keep it readable.
+func Brief(fb Feedback, guarded []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You maintain the agent skill %q, whose files are in %s.\n", fb.Library, fb.SkillDir)
+	b.WriteString("An agent used the skill on the tasks below. Improve the skill's files so that this kind of failure stops:\n")
+	b.WriteString("generalise from the failures; do not hard-code answers to these particular tasks.\n\n")
+	b.WriteString("Rules:\n- Edit only files inside the skill's directory.\n")
+	if len(fb.Frozen) > 0 {
+		fmt.Fprintf(&b, "- Never change files matching %s (they are frozen: evals and configuration).\n", strings.Join(fb.Frozen, ", "))
+	}
+	if len(guarded) > 0 {
+		fmt.Fprintf(&b, "- Files matching %s are code: change them only when instructions cannot fix the problem.\n", strings.Join(guarded, ", "))
+	}
+	b.WriteString("- Keep the tasks that passed passing.\n")
+	b.WriteString("- Finish with one line saying what you changed and why (it becomes the commit subject), optionally followed by a short paragraph.\n")
+	fmt.Fprintf(&b, "\n## Failed tasks (%d)\n", len(fb.Failures))
+	for _, a := range fb.Failures {
+		writeAttempt(&b, a)
+	}
+	if len(fb.Passed) > 0 {
+		fmt.Fprintf(&b, "\n## Passed tasks (%d)\n", len(fb.Passed))
+		for _, a := range fb.Passed {
+			fmt.Fprintf(&b, "- %s: %s\n", a.TaskID, clipText(oneLine(a.Prompt), 200))
+		}
+	}
+	return b.String()
+}
+
+func writeAttempt(b *strings.Builder, a Attempt) {
+	fmt.Fprintf(b, "\n### Task %s (score %.2f)\n", a.TaskID, a.Score)
+	fmt.Fprintf(b, "Prompt:\n%s\n", clipText(a.Prompt, 4000))
+	fmt.Fprintf(b, "Agent's output:\n%s\n", clipText(strings.TrimSpace(a.Output), 4000))
+	if a.Error != "" {
+		fmt.Fprintf(b, "The agent failed: %s\n", clipText(a.Error, 1000))
+	}
+	if a.Expected != "" {
+		fmt.Fprintf(b, "Expected output:\n%s\n", clipText(a.Expected, 4000))
+	}
+	if len(a.Expectations) > 0 {
+		b.WriteString("Expectations a grader checks:\n")
+		for _, e := range a.Expectations {
+			fmt.Fprintf(b, "- %s\n", e)
+		}
+	}
+}
+
+// clipText shortens s to at most n bytes, marking the cut.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[… %d more bytes cut]", len(s)-cut)
+}
+
+func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

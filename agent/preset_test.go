@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseClaude(t *testing.T) {
+	ok := `{"type":"result","subtype":"success","is_error":false,"duration_ms":10,"num_turns":2,"result":"8.05 km","session_id":"s1","total_cost_usd":0.5,"usage":{"input_tokens":10,"cache_creation_input_tokens":3,"cache_read_input_tokens":4,"output_tokens":5},"modelUsage":{"claude-sonnet":{"inputTokens":10,"costUSD":0.5}}}`
+	r, err := parseClaude([]byte(ok))
+	if err != nil || r.Text != "8.05 km" || r.InputTokens != 17 || r.OutputTokens != 5 || r.Cost != 0.5 || r.Model != "claude-sonnet" {
+		t.Fatalf("parseClaude = %+v, %v", r, err)
+	}
+	// Verbose settings print every message as an array; the result is last.
+	arr := `[{"type":"system","subtype":"init"},{"type":"assistant"},` + ok + `]`
+	if r, err := parseClaude([]byte(arr)); err != nil || r.Text != "8.05 km" {
+		t.Fatalf("array: %+v, %v", r, err)
+	}
+	// is_error decides, even with subtype "success"; usage is still read.
+	limit := `{"is_error":true,"num_turns":29,"total_cost_usd":2.39,"usage":{"input_tokens":100,"output_tokens":7},"subtype":"success","api_error_status":429,"result":"You've hit your session limit","type":"result"}`
+	r, err = parseClaude([]byte(limit))
+	if err == nil || !strings.Contains(err.Error(), "session limit") || r.Cost != 2.39 {
+		t.Fatalf("limit: %+v, %v", r, err)
+	}
+	sub := `{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["reached max turns"],"usage":{}}`
+	if _, err := parseClaude([]byte(sub)); err == nil || !strings.Contains(err.Error(), "error_max_turns") || !strings.Contains(err.Error(), "reached max turns") {
+		t.Fatalf("error subtype: %v", err)
+	}
+	if _, err := parseClaude([]byte("Not JSON at all")); err == nil || !strings.Contains(err.Error(), "not JSON") {
+		t.Fatalf("garbage: %v", err)
+	}
+}
+
+func TestParseCodex(t *testing.T) {
+	ok := strings.Join([]string{
+		`{"type":"thread.started","thread_id":"0199"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"thinking"}}`,
+		`{"type":"error","message":"Reconnecting... 1/5"}`,
+		`{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"first"}}`,
+		`{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"8.05 km"}}`,
+		`{"type":"turn.completed","usage":{"input_tokens":24763,"cached_input_tokens":24448,"output_tokens":122,"reasoning_output_tokens":9}}`,
+	}, "\n")
+	r, err := parseCodex([]byte(ok))
+	if err != nil || r.Text != "8.05 km" || r.InputTokens != 24763 || r.OutputTokens != 122 {
+		t.Fatalf("parseCodex = %+v, %v", r, err)
+	}
+	failed := `{"type":"error","message":"stream disconnected"}` + "\n" + `{"type":"turn.failed","error":{"message":"stream disconnected before completion"}}`
+	if _, err := parseCodex([]byte(failed)); err == nil || !strings.Contains(err.Error(), "stream disconnected before completion") {
+		t.Fatalf("failed: %v", err)
+	}
+	if _, err := parseCodex([]byte(`{"type":"turn.started"}`)); err == nil || !strings.Contains(err.Error(), "did not finish") {
+		t.Fatalf("unfinished: %v", err)
+	}
+}
+
+func TestPriceCostsTokensOnlyWithoutReportedCost(t *testing.T) {
+	p := Price{Input: 2, Output: 8}
+	if c := p.cost(Result{InputTokens: 1_000_000, OutputTokens: 500_000}); c != 6 {
+		t.Fatalf("cost = %v", c)
+	}
+	if c := p.cost(Result{InputTokens: 1_000_000, Cost: 0.25}); c != 0.25 {
+		t.Fatalf("reported cost replaced: %v", c)
+	}
+}

@@ -1,0 +1,78 @@
+// Package budget totals what a run spends on models and agents, in tokens
+// and dollars, and stops the run when it passes its limits.
+package budget
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Meter totals a run's spending. It is safe for concurrent use.
+type Meter struct {
+	maxTokens int64
+	maxCost   float64
+	stop      context.CancelCauseFunc
+
+	mu     sync.Mutex
+	tokens int64
+	cost   float64
+	over   bool
+}
+
+// NewMeter returns a meter that calls stop with an *ExceededError the first
+// time spending passes maxTokens or maxCost (zero means no limit). stop may
+// be nil.
+func NewMeter(maxTokens int64, maxCost float64, stop context.CancelCauseFunc) *Meter {
+	return &Meter{maxTokens: maxTokens, maxCost: maxCost, stop: stop}
+}
+
+// Add records spending. Work already running when a limit is passed is
+// cancelled through the run's context; what it spent is still counted.
+func (m *Meter) Add(tokens int64, cost float64) {
+	if m == nil || tokens == 0 && cost == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.tokens += tokens
+	m.cost += cost
+	var err *ExceededError
+	switch {
+	case m.over:
+	case m.maxTokens > 0 && m.tokens >= m.maxTokens:
+		err = &ExceededError{What: "tokens", Limit: float64(m.maxTokens), Spent: float64(m.tokens)}
+	case m.maxCost > 0 && m.cost >= m.maxCost:
+		err = &ExceededError{What: "cost", Limit: m.maxCost, Spent: m.cost}
+	}
+	if err != nil {
+		m.over = true
+	}
+	m.mu.Unlock()
+	if err != nil && m.stop != nil {
+		m.stop(err)
+	}
+}
+
+// Total returns the spending so far.
+func (m *Meter) Total() (tokens int64, cost float64) {
+	if m == nil {
+		return 0, 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tokens, m.cost
+}
+
+// ExceededError is a run stopped by its budget.
+type ExceededError struct {
+	What  string // "tokens" or "cost"
+	Limit float64
+	Spent float64
+}
+
+func (e *ExceededError) Error() string {
+	if e.What == "cost" {
+		return fmt.Sprintf("--max-cost $%.2f reached ($%.4f spent)", e.Limit, e.Spent)
+	}
+	return fmt.Sprintf("--max-tokens %.0f reached (%.0f spent)", e.Limit, e.Spent)
+}

@@ -1,0 +1,125 @@
+package evolve
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/llm"
+	"github.com/git-descent/git-descent/sandbox"
+)
+
+// models hands out the run's chat-model clients: one per role, all sharing
+// one concurrency limit for the library's endpoint. It is safe for
+// concurrent use.
+type models struct {
+	lib *library.Library
+	lim *llm.Limiter
+
+	mu      sync.Mutex
+	clients map[string]*llm.Client // by model
+}
+
+func newModels(lib *library.Library) *models {
+	return &models{lib: lib, lim: llm.NewLimiter(lib.Provider.Concurrency), clients: map[string]*llm.Client{}}
+}
+
+// client returns the client of a role ("run", "proposer", "judge"),
+// reading the key from the environment.
+func (m *models) client(role string) (*llm.Client, error) {
+	p := m.lib.Provider
+	model := p.ModelFor(role)
+	if model == "" {
+		return nil, fmt.Errorf("library %q: the %s needs a model: set descent.model (or %s-model) in git config or %s", m.lib.Name, roleName(role), role, library.FileName)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.clients[model]; ok {
+		return c, nil
+	}
+	key, err := p.Key()
+	if err != nil {
+		return nil, fmt.Errorf("library %q: %w", m.lib.Name, err)
+	}
+	price := p.Prices[model]
+	c, err := llm.New(llm.Config{
+		BaseURL: p.BaseURL, Model: model, Key: key, KeyEnv: p.KeyEnv,
+		Timeout: p.Timeout, MaxRetries: p.Retries, MaxTokens: p.MaxTokens,
+		Price: llm.Price{Input: price.Input, Output: price.Output},
+	}, m.lim)
+	if err != nil {
+		return nil, fmt.Errorf("library %q: %w", m.lib.Name, err)
+	}
+	m.clients[model] = c
+	return c, nil
+}
+
+func roleName(role string) string {
+	return map[string]string{"run": "openai runner", "proposer": "openai proposer", "judge": "judge scorer"}[role]
+}
+
+// Usage totals every client's requests, retries, tokens and cost.
+func (m *models) Usage() llm.Usage {
+	if m == nil {
+		return llm.Usage{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var u llm.Usage
+	for _, c := range m.clients {
+		u.Add(c.Usage())
+	}
+	return u
+}
+
+// newRunner builds the library's rollout agent from its `run` setting: a
+// chat model (openai), a CLI agent preset (claude, codex), or a command.
+// It also returns how the agent is named in evidence.
+func newRunner(ctx context.Context, lib *library.Library, ms *models, exe string) (agent.Runner, string, error) {
+	switch lib.Run {
+	case library.RunnerOpenAI:
+		c, err := ms.client("run")
+		if err != nil {
+			return nil, "", err
+		}
+		return &agent.Chat{Client: c, Budget: lib.Provider.ContextBudget}, "openai " + c.Config().Model, nil
+	case library.RunnerClaude, library.RunnerCodex:
+		p := agent.Presets[lib.Run]
+		model := lib.Provider.RunModel
+		allow := append(append([]string(nil), p.Allow...), lib.Env...)
+		return &agent.Exec{
+			Command: agent.WithModel(p.Run, model), Allow: allow, Timeout: lib.Timeout, ExePath: exe,
+			Parse: p.Parse, Homes: p.Homes, Price: price(lib, model),
+		}, p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
+	}
+	return &agent.Exec{Command: lib.Run, Allow: lib.Env, Timeout: lib.Timeout, ExePath: exe}, "command", nil
+}
+
+// newProposer builds the library's proposer from its `proposer` setting,
+// like newRunner.
+func newProposer(ctx context.Context, lib *library.Library, ms *models, exe string) (agent.Proposer, string, error) {
+	switch lib.Proposer {
+	case library.RunnerOpenAI:
+		c, err := ms.client("proposer")
+		if err != nil {
+			return nil, "", err
+		}
+		return &agent.Reflect{Client: c, Budget: lib.Provider.ContextBudget, Guarded: lib.Guarded, Evals: lib.Evals}, "openai " + c.Config().Model, nil
+	case library.RunnerClaude, library.RunnerCodex:
+		p := agent.Presets[lib.Proposer]
+		model := lib.Provider.ProposerModel
+		allow := append(append([]string(nil), p.Allow...), lib.Env...)
+		return &agent.ExecProposer{
+			Command: agent.WithModel(p.Propose, model), Allow: allow, Timeout: lib.ProposeTimout, ExePath: exe,
+			Guarded: lib.Guarded, InSkillDir: true, Parse: p.Parse, Homes: p.Homes, Price: price(lib, model),
+		}, p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
+	}
+	return &agent.ExecProposer{Command: lib.Proposer, Allow: lib.Env, Timeout: lib.ProposeTimout, ExePath: exe, Guarded: lib.Guarded}, "command", nil
+}
+
+func price(lib *library.Library, model string) agent.Price {
+	p := lib.Provider.Prices[model]
+	return agent.Price{Input: p.Input, Output: p.Output}
+}
