@@ -17,6 +17,7 @@ type claudeResult struct {
 	Result   string   `json:"result"`
 	Errors   []string `json:"errors"`
 	CostUSD  float64  `json:"total_cost_usd"`
+	APIError int      `json:"api_error_status"`
 	NumTurns int      `json:"num_turns"`
 	Usage    struct {
 		Input         int64 `json:"input_tokens"`
@@ -65,7 +66,12 @@ func parseClaude(stdout []byte) (Result, error) {
 		if msg == "" {
 			msg = r.Subtype
 		}
-		return res, fmt.Errorf("claude reported an error (%s): %s", r.Subtype, clipText(msg, 300))
+		err := fmt.Errorf("claude reported an error (%s): %s", r.Subtype, clipText(msg, 300))
+		// Its API refusing, or no login, says nothing about the skill.
+		if r.APIError != 0 || strings.HasPrefix(msg, "Not logged in") || strings.Contains(msg, "Invalid API key") {
+			return res, &InfraError{Err: fmt.Errorf("%w (check its login or ANTHROPIC_API_KEY)", err)}
+		}
+		return res, err
 	}
 	return res, nil
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -19,8 +20,12 @@ func TestParseClaude(t *testing.T) {
 	// is_error decides, even with subtype "success"; usage is still read.
 	limit := `{"is_error":true,"num_turns":29,"total_cost_usd":2.39,"usage":{"input_tokens":100,"output_tokens":7},"subtype":"success","api_error_status":429,"result":"You've hit your session limit","type":"result"}`
 	r, err = parseClaude([]byte(limit))
-	if err == nil || !strings.Contains(err.Error(), "session limit") || r.Cost != 2.39 {
+	var infra *InfraError
+	if !errors.As(err, &infra) || !strings.Contains(err.Error(), "session limit") || r.Cost != 2.39 {
 		t.Fatalf("limit: %+v, %v", r, err)
+	}
+	if _, err := parseClaude([]byte(`{"type":"result","is_error":true,"result":"Not logged in · Please run /login"}`)); !errors.As(err, &infra) {
+		t.Fatalf("not logged in: %v", err)
 	}
 	sub := `{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["reached max turns"],"usage":{}}`
 	if _, err := parseClaude([]byte(sub)); err == nil || !strings.Contains(err.Error(), "error_max_turns") || !strings.Contains(err.Error(), "reached max turns") {

@@ -51,8 +51,8 @@ func setupScript(e *testscript.Env) error {
 		"GIT_COMMITTER_DATE":  "2026-11-29T12:00:00Z",
 		"NO_COLOR":            "1",
 		// Never reach a real provider, whatever the machine's environment.
-		"OPENAI_BASE_URL":     "http://127.0.0.1:9/v1",
-		"OPENAI_API_KEY":      "",
+		"OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+		"OPENAI_API_KEY":  "",
 	} {
 		e.Setenv(k, v)
 	}

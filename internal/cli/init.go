@@ -42,14 +42,17 @@ in .git/config and "merge=descent" for the library's files in .git/info/attribut
 Keys it writes (edit them later with git config -f .descent):
   path      the library directory
   evals     eval file inside the library (evals/evals.json, .jsonl or .csv)
-  run       command that does one rollout; {{prompt}}, {{task_file}}, {{skill_dir}},
-            {{workspace}}, {{output_file}}, {{task_id}} expand to shell-quoted values,
-            and the same arrive as DESCENT_* environment variables; its stdout (or the
-            file DESCENT_OUTPUT_FILE) is the answer
-  scorer    exact, contains, regex, numeric or command
-  proposer  command run in a worker's worktree to edit the library; it reads the
-            failures from DESCENT_FAILURES ({{failures_file}}) and may write a
-            rationale to DESCENT_RATIONALE_FILE
+  run       what does one rollout: openai (a chat model with the skill as its system
+            prompt), claude (Claude Code), codex (Codex), or a command in which
+            {{prompt}}, {{task_file}}, {{skill_dir}}, {{workspace}}, {{output_file}},
+            {{task_id}} expand to shell-quoted values (also DESCENT_* variables); its
+            stdout (or the file DESCENT_OUTPUT_FILE) is the answer
+  scorer    exact, contains, regex, numeric, command or judge (a model grades the
+            task's expectations), or a weighted mix: "contains*0.3, judge*0.7"
+  proposer  what edits the library after failures: openai (a model answering with
+            search/replace edits), claude, codex, or a command run in a worker's
+            worktree that reads DESCENT_FAILURES ({{failures_file}}) or the brief on
+            stdin, and may write a rationale to DESCENT_RATIONALE_FILE
   layout    where rollouts see the library: repo (its own path), claude
             (.claude/skills/<name>), root, or a relative path
   frozen    L0 globs a proposal may never change (default evals/**)
@@ -314,6 +317,8 @@ func reportInit(ctx context.Context, e *env, repo *git.Repo, name, rel, evals st
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(out, "next, tell git-descent how to run your agent and your proposer:\n%s\n", strings.Join(missing, "\n"))
+		fmt.Fprintf(out, "or use a built-in one (run/proposer = openai, claude or codex); with a model configured, openai is the default:\n")
+		fmt.Fprintf(out, "  git config descent.model <model>   (and descent.base-url, descent.api-key-env for endpoints other than OpenAI)\n")
 	}
 	fmt.Fprintf(out, "then: git descent evolve %s\n", rel)
 	return nil
