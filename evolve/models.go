@@ -3,6 +3,7 @@ package evolve
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/git-descent/git-descent/agent"
@@ -77,14 +78,14 @@ func (m *models) Usage() llm.Usage {
 // newRunner builds the library's rollout agent from its `run` setting: a
 // chat model (openai), a CLI agent preset (claude, codex), or a command.
 // It also returns how the agent is named in evidence.
-func newRunner(ctx context.Context, lib *library.Library, ms *models, exe string) (agent.Runner, string, error) {
+func newRunner(ctx context.Context, lib *library.Library, ms *models, exe string, log *slog.Logger) (agent.Runner, string, error) {
 	switch lib.Run {
 	case library.RunnerOpenAI:
 		c, err := ms.client("run")
 		if err != nil {
 			return nil, "", err
 		}
-		return &agent.Chat{Client: c, Budget: lib.Provider.ContextBudget}, "openai " + c.Config().Model, nil
+		return &agent.Chat{Client: c, Budget: lib.Provider.ContextBudget, Log: log}, "openai " + c.Config().Model, nil
 	case library.RunnerClaude, library.RunnerCodex:
 		p := agent.Presets[lib.Run]
 		model := lib.Provider.RunModel

@@ -214,7 +214,7 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("library %q: %w", lib.Name, err)
 	}
-	runner, name, err := newRunner(ctx, lib, r.models, exe)
+	runner, name, err := newRunner(ctx, lib, r.models, exe, r.opts.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -22,11 +22,10 @@ type env struct {
 }
 
 func (e *env) logger() *slog.Logger {
-	level := slog.LevelWarn
 	if e.verbose {
-		level = slog.LevelDebug
+		return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	return slog.New(newLineHandler(e.stderr))
 }
 
 // repo opens the repository git-descent runs in (-C, or the current
