@@ -68,3 +68,21 @@ func TestPriceCostsTokensOnlyWithoutReportedCost(t *testing.T) {
 		t.Fatalf("reported cost replaced: %v", c)
 	}
 }
+
+func TestAgentErrorPrefersTheOutputsAccount(t *testing.T) {
+	exit := errors.New("exit status 1")
+	infra := &InfraError{Err: errors.New("Not logged in")}
+	var ie *InfraError
+	if err := agentError(exit, infra); !errors.As(err, &ie) {
+		t.Fatalf("infra lost behind the exit: %v", err)
+	}
+	if err := agentError(exit, errors.New("max turns")); err == nil || !strings.Contains(err.Error(), "exit status 1 (max turns)") {
+		t.Fatalf("both: %v", err)
+	}
+	if err := agentError(nil, nil); err != nil {
+		t.Fatalf("clean: %v", err)
+	}
+	if err := agentError(exit, nil); err != exit {
+		t.Fatalf("exit only: %v", err)
+	}
+}

@@ -131,9 +131,7 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 		var perr error
 		r, perr = p.Parse(res.Stdout)
 		text = r.Text
-		if err == nil {
-			err = perr
-		}
+		err = agentError(err, perr)
 	}
 	usage := Rationale{Tokens: r.Tokens(), Cost: p.Price.cost(r)}
 	if err != nil {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,11 +107,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		// A CLI agent's JSON says what it spent even when it failed.
 		r, perr := e.Parse(res.Stdout)
 		resp.Output, resp.Tokens, resp.Cost = r.Text, r.Tokens(), e.Price.cost(r)
-		if err == nil {
-			err = perr
-		} else if perr != nil && r.Text == "" && resp.Tokens == 0 {
-			err = fmt.Errorf("%w (%v)", err, perr)
-		}
+		err = agentError(err, perr)
 	}
 	if err != nil {
 		return resp, err
@@ -147,4 +144,18 @@ func contains(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// agentError combines a CLI agent's exit with what its output said: the
+// output's account wins (an InfraError above all, since the exit status of
+// a refused login says less than the message), else the exit.
+func agentError(exit, parsed error) error {
+	var infra *InfraError
+	switch {
+	case errors.As(parsed, &infra), exit == nil:
+		return parsed
+	case parsed != nil:
+		return fmt.Errorf("%w (%v)", exit, parsed)
+	}
+	return exit
 }
