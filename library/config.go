@@ -29,7 +29,7 @@ func LoadAll(ctx context.Context, repo *git.Repo) ([]*Library, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", FileName, err)
 	}
-	user, err := repo.ConfigListEffective(ctx, `^descent\.`)
+	user, err := repo.ConfigList(ctx, git.EffectiveConfig, `^descent\.`)
 	if err != nil {
 		return nil, fmt.Errorf("read git config: %w", err)
 	}
@@ -138,16 +138,38 @@ func parse(name string, es []git.ConfigEntry, shared map[string][]git.ConfigEntr
 			return nil, fmt.Errorf("%s: library.%s.%s = %q: %w", FileName, name, e.Key, e.Value, err)
 		}
 	}
-	// A configured model is enough to evolve: it runs and proposes.
-	if l.Provider.Model != "" {
-		if l.Run == "" {
-			l.Run = RunnerOpenAI
+	l.defaultRoles()
+	return l, nil
+}
+
+// defaultRoles makes a configured model enough to evolve: without a run or
+// proposer setting, the model runs and proposes.
+func (l *Library) defaultRoles() {
+	if l.Provider.Model == "" {
+		return
+	}
+	if l.Run == "" {
+		l.Run = RunnerOpenAI
+	}
+	if l.Proposer == "" {
+		l.Proposer = RunnerOpenAI
+	}
+}
+
+// Override applies provider settings given on the command line (key →
+// value, keys from ProviderKeys) over the configuration.
+func (l *Library) Override(settings map[string]string) error {
+	for _, k := range ProviderKeys {
+		v, ok := settings[k]
+		if !ok {
+			continue
 		}
-		if l.Proposer == "" {
-			l.Proposer = RunnerOpenAI
+		if _, err := l.Provider.set(k, v); err != nil {
+			return fmt.Errorf("--%s %q: %w", k, v, err)
 		}
 	}
-	return l, nil
+	l.defaultRoles()
+	return nil
 }
 
 // set applies one key. The first value of a multi-valued key replaces the

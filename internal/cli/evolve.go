@@ -19,7 +19,8 @@ import (
 type evolveOptions struct {
 	library string
 	evolve.Options
-	json bool
+	json     bool
+	provider map[string]*string // model settings from flags, by .descent key
 }
 
 func newEvolveCmd(e *env) *cobra.Command {
@@ -58,6 +59,15 @@ Your working tree, index, HEAD and branches are never touched.`,
 	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop once the run has spent this many tokens (0: no limit)")
 	f.Float64Var(&o.MaxCost, "max-cost", 0, "stop once the run has spent this many US dollars (0: no limit; needs prices for models that do not report cost)")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout (progress goes to stderr)")
+	o.provider = map[string]*string{}
+	for key, usage := range map[string]string{
+		"model":           "model for the openai runner, proposer and judge (overrides descent.model)",
+		"base-url":        "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (overrides descent.base-url)",
+		"api-key-env":     "environment variable holding the API key (overrides descent.api-key-env)",
+		"request-timeout": "timeout of one model request, e.g. 90s (overrides descent.request-timeout)",
+	} {
+		o.provider[key] = f.String(key, "", usage)
+	}
 	return c
 }
 
@@ -75,6 +85,15 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 	lib, err := library.Find(ctx, repo, o.library)
 	if err != nil {
 		return err
+	}
+	given := map[string]string{}
+	for k, v := range o.provider {
+		if *v != "" {
+			given[k] = *v
+		}
+	}
+	if err := lib.Override(given); err != nil {
+		return &UsageError{err}
 	}
 	o.Out, o.Log = e.stdout, e.logger()
 	if o.json {

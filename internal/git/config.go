@@ -14,12 +14,19 @@ type ConfigEntry struct {
 }
 
 // ConfigFile names a config file: a path (e.g. the repository's .descent),
-// or "" for the repository's own config (.git/config).
+// "" for the repository's own config (.git/config), or EffectiveConfig.
 type ConfigFile string
 
+// EffectiveConfig reads the configuration git itself would use here:
+// system, global, repository and worktree files together.
+const EffectiveConfig ConfigFile = "\x00effective"
+
 func (f ConfigFile) args() []string {
-	if f == "" {
+	switch f {
+	case "":
 		return []string{"--local"}
+	case EffectiveConfig:
+		return nil
 	}
 	return []string{"--file", string(f)}
 }
@@ -96,22 +103,4 @@ func (r *Repo) CheckAttr(ctx context.Context, attr, path string) (string, error)
 		return "", fmt.Errorf("git check-attr: unexpected output %q", out)
 	}
 	return f[2], nil
-}
-
-// ConfigListEffective is ConfigList over the configuration git itself
-// would use here: system, global, repository and worktree files.
-func (r *Repo) ConfigListEffective(ctx context.Context, pattern string) ([]ConfigEntry, error) {
-	out, code, err := r.runCode(ctx, cmd{readOnly: true, okCodes: []int{1}}, "config", "--null", "--get-regexp", pattern)
-	if err != nil || code == 1 {
-		return nil, err
-	}
-	var es []ConfigEntry
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if rec == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(rec, "\n")
-		es = append(es, ConfigEntry{Key: k, Value: v})
-	}
-	return es, nil
 }
