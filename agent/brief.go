@@ -9,6 +9,9 @@ import (
 // rules of what it may change, and the failed and passed rollouts of a
 // minibatch. Outputs and prompts are clipped to keep it readable.
 func Brief(fb Feedback, guarded []string) string {
+	if fb.Repair != nil {
+		return repairBrief(fb, guarded)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "You maintain the agent skill %q, whose files are in %s.\n", fb.Library, fb.SkillDir)
 	b.WriteString("An agent used the skill on the tasks below. Improve the skill's files so that this kind of failure stops:\n")
@@ -68,3 +71,29 @@ func clipText(s string, n int) string {
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// repairBrief asks a proposer to re-make an older proposal on the current
+// files: its change, and what reached the library since it was made.
+func repairBrief(fb Feedback, guarded []string) string {
+	r := fb.Repair
+	var b strings.Builder
+	fmt.Fprintf(&b, "You maintain the agent skill %q, whose files are in %s.\n", fb.Library, fb.SkillDir)
+	b.WriteString("An edit was proposed for an older version of these files, and other edits have landed since.\n")
+	b.WriteString("Re-apply the intent of the old edit to the files as they are now, keeping what the newer edits did.\n")
+	b.WriteString("If nothing of it is still needed (the newer edits already do it, or contradict it for good reason), change nothing.\n\n")
+	b.WriteString("Rules:\n- Edit only files inside the skill's directory.\n")
+	if len(fb.Frozen) > 0 {
+		fmt.Fprintf(&b, "- Never change files matching %s.\n", strings.Join(fb.Frozen, ", "))
+	}
+	if len(guarded) > 0 {
+		fmt.Fprintf(&b, "- Files matching %s are code: change them only when the old edit did.\n", strings.Join(guarded, ", "))
+	}
+	b.WriteString("- Finish with one line saying what you re-applied (it becomes the commit subject).\n")
+	fmt.Fprintf(&b, "\n## The old edit (%s): %s\n", r.Proposal, r.Subject)
+	if r.Body != "" {
+		fmt.Fprintf(&b, "%s\n", r.Body)
+	}
+	fmt.Fprintf(&b, "\n```diff\n%s```\n", clipText(r.Diff, 12000))
+	fmt.Fprintf(&b, "\n## What landed since\n%s\n\n```diff\n%s```\n", r.DevLog, clipText(r.DevDiff, 12000))
+	return b.String()
+}

@@ -43,6 +43,7 @@ FILE <path relative to the skill directory>
 >>>>>>> END
 
 Use as many EDIT blocks (several SEARCH/REPLACE pairs may follow one EDIT line) and FILE blocks as you need.
+If no change is needed, reply with the RATIONALE line and then a line NO CHANGE.
 Use FILE only to create a new file or to rewrite a small one (at most %d bytes); change larger files with EDIT.
 SEARCH text must appear exactly once in the file as it is now (after the earlier blocks of your reply).`
 
@@ -99,7 +100,12 @@ func parseReply(reply string) (Rationale, []editBlock, error) {
 		return Rationale{}, nil, errors.New("the reply has no RATIONALE: line")
 	}
 	if len(blocks) == 0 {
-		return Rationale{}, nil, errors.New("the reply has no EDIT or FILE blocks")
+		for _, l := range lines {
+			if strings.TrimSpace(l) == "NO CHANGE" {
+				return ParseRationale(strings.Join(rat, "\n")), nil, nil
+			}
+		}
+		return Rationale{}, nil, errors.New("the reply has no EDIT or FILE blocks (reply NO CHANGE if none is needed)")
 	}
 	r := ParseRationale(strings.Join(rat, "\n"))
 	return r, blocks, nil

@@ -137,3 +137,10 @@ func TestInstructionsFollowReferencesWithinBudget(t *testing.T) {
 		t.Errorf("cut = %q", cut)
 	}
 }
+
+func TestParseReplyNoChange(t *testing.T) {
+	rat, blocks, err := parseReply("RATIONALE: Already handled by the newer edit\nNO CHANGE\n")
+	if err != nil || len(blocks) != 0 || rat.Subject != "Already handled by the newer edit" {
+		t.Fatalf("parseReply = %+v, %v, %v", rat, blocks, err)
+	}
+}

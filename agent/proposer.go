@@ -30,6 +30,20 @@ type Feedback struct {
 	Frozen   []string  `json:"frozen"`    // globs (relative to skill_dir) that must not change
 	Failures []Attempt `json:"failures"`
 	Passed   []Attempt `json:"passed"`
+	// Repair, when set, asks to re-make an older proposal on the current
+	// files instead of fixing failures.
+	Repair *Repair `json:"repair,omitempty"`
+}
+
+// Repair describes a proposal made on an older version of the library and
+// what changed since, for a proposer to re-apply it to the current files.
+type Repair struct {
+	Proposal string `json:"proposal"` // its commit
+	Subject  string `json:"subject"`
+	Body     string `json:"body,omitempty"`
+	Diff     string `json:"diff"`     // the proposal's own change
+	DevLog   string `json:"dev_log"`  // the commits that reached dev since its base
+	DevDiff  string `json:"dev_diff"` // what they changed in the proposal's files
 }
 
 // ProposeRequest is one proposer run in a worker's worktree.

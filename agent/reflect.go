@@ -51,7 +51,7 @@ func (p *Reflect) Propose(ctx context.Context, req ProposeRequest) (Rationale, e
 			return usage, err
 		}
 		rat, blocks, err := parseReply(resp.Text)
-		if err == nil {
+		if err == nil && len(blocks) > 0 {
 			_, err = applyEdits(req.SkillDir, blocks, rules)
 		}
 		if err == nil {

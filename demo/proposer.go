@@ -102,3 +102,48 @@ func insertFactors(text string, add []family) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Repair is the demo proposer re-making an older proposal on the current
+// skill: it re-adds the factor lines the old change added that the skill
+// still lacks, and returns an empty subject (declining) when none is.
+func Repair(skillDir, diff string) (subject, body string, err error) {
+	have, err := readFactors(skillDir)
+	if err != nil {
+		return "", "", err
+	}
+	var add []family
+	for _, line := range strings.Split(diff, "\n") {
+		rest, ok := strings.CutPrefix(line, "+")
+		if !ok {
+			continue
+		}
+		m := factorRE.FindStringSubmatch(rest)
+		if m == nil {
+			continue
+		}
+		f, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			continue
+		}
+		fam := family{From: m[1], To: m[3], Factor: f}
+		if !covered(have, fam) && !covered(add, fam) {
+			add = append(add, fam)
+		}
+	}
+	if len(add) == 0 {
+		return "", "", nil
+	}
+	path := filepath.Join(skillDir, "SKILL.md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", fmt.Errorf("demo proposer: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(insertFactors(string(data), add)), 0o644); err != nil {
+		return "", "", fmt.Errorf("demo proposer: %w", err)
+	}
+	var names []string
+	for _, f := range add {
+		names = append(names, f.From+"→"+f.To)
+	}
+	return "Re-apply conversion factors for " + strings.Join(names, ", "), "The skill changed since this edit was first made; these factors were still missing.", nil
+}

@@ -37,8 +37,15 @@ type Options struct {
 	// zero means no limit.
 	MaxTokens int64
 	MaxCost   float64
-	Out       io.Writer // human-readable progress
-	Log       *slog.Logger
+	// BaselineNone also scores the test split with the library removed, to
+	// report the lift over no skill at all.
+	BaselineNone bool
+	// Refresh makes workers take a new dev snapshot only every Refresh
+	// rounds (staggered); above 1 their proposals go stale the way an
+	// asynchronous worker's do, for the staleness policy to handle.
+	Refresh int
+	Out          io.Writer // human-readable progress
+	Log          *slog.Logger
 }
 
 // Summary is the outcome of a run, for the closing report and --json.
@@ -51,9 +58,13 @@ type Summary struct {
 	Baseline   float64                `json:"baseline"`
 	Final      float64                `json:"final"`
 	StableVal  float64                `json:"stable_validation"`
-	TestScored bool                   `json:"test_scored"` // false when the run stopped on --max-time
-	TestStart  float64                `json:"test_start"`
-	TestFinal  float64                `json:"test_final"`
+	TestScored bool                   `json:"test_scored"`          // false when the run stopped early (time or budget)
+	TestStart  float64                `json:"test_start"`           // the version the run started from
+	TestFinal  float64                `json:"test_final"`           // dev at the end
+	TestStable float64                `json:"test_stable"`          // stable at the end
+	TestNone   *float64               `json:"test_none,omitempty"`  // the agent without the library (--baseline none)
+	LiftStart  *Interval              `json:"lift_start,omitempty"` // dev over the start, paired on test tasks
+	LiftNone   *Interval              `json:"lift_none,omitempty"`  // dev over no library
 	Rounds     int                    `json:"rounds"`
 	Proposals  int                    `json:"proposals"`
 	Merges     int                    `json:"merges"` // dev commits made
@@ -273,9 +284,7 @@ func (r *runner) account(res *merge.RoundResult) {
 			s.Proposals++
 		}
 	}
-	if !res.Merge.IsZero() {
-		s.Merges++
-	}
+	s.Merges += res.Merges()
 	if res.Promotion != nil {
 		s.Promotions++
 	}

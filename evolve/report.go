@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/merge"
 	"github.com/git-descent/git-descent/rollout"
@@ -111,17 +112,24 @@ func (r *runner) report(res *merge.RoundResult, quiet []string) {
 		if d.Proposal.IsZero() {
 			continue
 		}
-		fmt.Fprintf(out, "  w%-2s %s  train %.2f→%.2f  %-14s %s\n", d.Worker, d.Proposal.Short(), d.Train[0], d.Train[1], d.Outcome, clip(d.Subject, 60))
+		fmt.Fprintf(out, "  w%-3s %s  train %.2f→%.2f  %-17s %s\n", d.Worker, d.Proposal.Short(), d.Train[0], d.Train[1], d.Outcome, clip(d.Subject, 60))
 	}
 	for _, l := range quiet {
 		fmt.Fprintf(out, "  %s\n", clip(l, 200))
 	}
-	if res.Gate != nil {
-		verdict := "rejected"
-		if res.Gate.Accept {
-			verdict = fmt.Sprintf("merged %d as %s", res.Committed(), res.Merge.Short())
+	for _, v := range res.Verdicts {
+		what := "alone"
+		if len(v.Members) > 1 {
+			what = fmt.Sprintf("%d fused", len(v.Members))
 		}
-		fmt.Fprintf(out, "  gate: %s: %s\n", res.Gate, verdict)
+		switch {
+		case v.Gate == nil:
+			fmt.Fprintf(out, "  oracle (%s): %s\n", what, v.Oracle)
+		case v.Gate.Accept:
+			fmt.Fprintf(out, "  gate (%s): %s: merged as %s\n", what, v.Gate, v.Merge.Short())
+		default:
+			fmt.Fprintf(out, "  gate (%s): %s: rejected\n", what, v.Gate)
+		}
 	}
 	if p := res.Promotion; p != nil {
 		fmt.Fprintf(out, "  stable ← %s (validation %.2f ≥ %.2f)\n", p.To.Short(), p.Dev, p.Stable)
@@ -131,8 +139,9 @@ func (r *runner) report(res *merge.RoundResult, quiet []string) {
 }
 
 // finish fills in the final refs and, with scoreTest, scores the sealed
-// test split for the start and the end of the run (reported only, never
-// used to decide).
+// test split (reported only, never used to decide): the version the run
+// started from, dev and stable, and with --baseline none the agent without
+// the library; lifts come with 95% intervals over the paired tasks.
 func (r *runner) finish(ctx context.Context, scoreTest bool) error {
 	s := r.summary
 	dev, err := r.repo.ResolveRef(ctx, r.refs.Dev())
@@ -148,26 +157,70 @@ func (r *runner) finish(ctx context.Context, scoreTest bool) error {
 	if len(test) == 0 || !scoreTest {
 		return nil
 	}
-	startLib, err := r.repo.TreeOf(ctx, s.Start, r.lib.Path)
+	score := func(commit git.Hash) ([]float64, error) {
+		lib, err := r.repo.TreeOf(ctx, commit, r.lib.Path)
+		if err != nil {
+			return nil, err
+		}
+		return r.testScores(ctx, lib, test)
+	}
+	start, err := score(s.Start)
 	if err != nil {
 		return err
 	}
-	devLib, err := r.repo.TreeOf(ctx, dev, r.lib.Path)
+	final, err := score(dev)
 	if err != nil {
 		return err
 	}
-	a, err := r.eval.RolloutAll(ctx, startLib, test)
+	st, err := score(stable)
 	if err != nil {
 		return err
 	}
-	b, err := r.eval.RolloutAll(ctx, devLib, test)
-	if err != nil {
-		return err
-	}
-	s.TestStart, s.TestFinal = rollout.Mean(a), rollout.Mean(b)
+	s.TestStart, s.TestFinal, s.TestStable = mean(start), mean(final), mean(st)
+	s.LiftStart = lift(final, start)
 	s.TestScored = true
+	if r.opts.BaselineNone {
+		none, err := r.testScores(ctx, git.EmptyTree, test)
+		if err != nil {
+			return err
+		}
+		s.TestNone = ptr(mean(none))
+		s.LiftNone = lift(final, none)
+	}
 	return nil
 }
+
+// testScores rolls a library tree out on the test split.
+func (r *runner) testScores(ctx context.Context, lib git.Hash, test []eval.Task) ([]float64, error) {
+	recs, err := r.eval.RolloutAll(ctx, lib, test)
+	if err != nil {
+		return nil, err
+	}
+	return rewards(recs), nil
+}
+
+// Interval is a mean difference with its 95% interval.
+type Interval struct {
+	Mean float64 `json:"mean"`
+	Lo   float64 `json:"lo"`
+	Hi   float64 `json:"hi"`
+}
+
+// lift is the paired per-task gain of a over b with its 95% interval; nil
+// with fewer than two tasks.
+func lift(a, b []float64) *Interval {
+	if len(a) < 2 || len(a) != len(b) {
+		return nil
+	}
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	lo, hi := merge.MeanInterval(d, 0.95)
+	return &Interval{Mean: mean(d), Lo: lo, Hi: hi}
+}
+
+func ptr(f float64) *float64 { return &f }
 
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")

@@ -89,8 +89,16 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 	if r.eval, err = r.newEvaluator(ctx); err != nil {
 		return err
 	}
-	r.agg = merge.NewAggregator(r.repo, r.lib, r.splits[eval.Validation], scorer{r.eval}, r.opts.Log)
+	r.agg = merge.NewAggregator(r.repo, r.lib, r.splits[eval.Validation], scorer{r.eval, r.lib.Repeats}, r.opts.Log)
 	r.agg.Meter = r.meter
+	r.agg.Test = r.splits[eval.Test]
+	r.agg.Train = map[string]eval.Task{}
+	for _, t := range r.splits[eval.Train] {
+		r.agg.Train[t.ID] = t
+	}
+	if r.lib.Oracle != "" {
+		r.agg.Oracle = &oracle{repo: r.repo, lib: r.lib, exe: git.ExecutablePath()}
+	}
 	return r.startWorkers(ctx, dev)
 }
 
@@ -237,23 +245,41 @@ func usesJudge(parts []eval.Part) bool {
 	return false
 }
 
-// scorer adapts the rollout evaluator to the aggregator's needs.
-type scorer struct{ e *rollout.Evaluator }
+// scorer adapts the rollout evaluator to the aggregator's needs: repeats
+// rollouts of each task, their mean, and what fresh ones spent.
+type scorer struct {
+	e       *rollout.Evaluator
+	repeats int
+}
 
 func (s scorer) Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) (merge.Scores, error) {
-	recs, err := s.e.RolloutAll(ctx, libTree, tasks)
+	runs, err := s.e.RolloutRepeats(ctx, libTree, tasks, s.repeats)
 	if err != nil {
 		return merge.Scores{}, err
 	}
-	out := merge.Scores{Rewards: make([]float64, len(recs))}
-	for i, r := range recs {
-		out.Rewards[i] = r.Reward
-		if !r.Cached {
-			out.Tokens += r.Tokens
-			out.Cost += r.Cost
+	out := merge.Scores{Rewards: make([]float64, len(runs)), Runs: make([][]float64, len(runs))}
+	for i, recs := range runs {
+		for _, r := range recs {
+			out.Runs[i] = append(out.Runs[i], r.Reward)
+			if !r.Cached {
+				out.Tokens += r.Tokens
+				out.Cost += r.Cost
+			}
 		}
+		out.Rewards[i] = mean(out.Runs[i])
 	}
 	return out, nil
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }
 
 // startWorkers gives each worker a fresh worktree at dev, after removing
@@ -275,6 +301,13 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 			return err
 		}
 		r.workers = append(r.workers, &worker{id: id, index: i - 1, r: r, wt: wt, proposer: proposer, train: order})
+	}
+	if r.lib.Staleness == library.StalenessReflective {
+		wt, err := r.repo.AddWorktree(ctx, materialize.WorkerDir(r.repo, r.lib, "repair"), dev, []string{r.lib.Path})
+		if err != nil {
+			return err
+		}
+		r.agg.Repairer = &repairer{r: r, wt: wt, w: &worker{id: "repair", r: r, wt: wt, proposer: proposer, train: order}}
 	}
 	return nil
 }

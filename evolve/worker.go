@@ -34,6 +34,18 @@ type worker struct {
 	train    []eval.Task // all train tasks, in the run's fixed order
 	last     string      // the report line of the last step, if it made no proposal
 	passed   bool        // the last step's minibatch passed entirely
+	snapshot git.Hash    // the dev commit it works from
+}
+
+// refresh takes dev as the worker's snapshot every Options.Refresh rounds,
+// staggered across workers; in between it keeps working from an older dev,
+// as an asynchronous worker would, and its proposals are stale.
+func (w *worker) refresh(dev git.Hash, round int) git.Hash {
+	k := max(w.r.opts.Refresh, 1)
+	if w.snapshot.IsZero() || (round+w.index)%k == 0 {
+		w.snapshot = dev
+	}
+	return w.snapshot
 }
 
 // minibatch returns the train tasks of this worker in a round: a window
@@ -58,6 +70,7 @@ func (w *worker) minibatch(round int) []eval.Task {
 // or neither when every task already passes.
 func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Submission, *ledger.Decision, error) {
 	start := time.Now()
+	dev = w.refresh(dev, round)
 	lib := w.r.lib
 	if err := w.wt.Reset(ctx, dev); err != nil {
 		return nil, nil, err
@@ -80,7 +93,7 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 	rat, err := w.propose(ctx, fb)
 	w.r.meter.Add(rat.Tokens, rat.Cost)
 	none := func(o ledger.Outcome, reason string) (*merge.Submission, *ledger.Decision, error) {
-		w.last = fmt.Sprintf("w%-2s %s: %s", w.id, o, reason)
+		w.last = fmt.Sprintf("w%-3s %s: %s", w.id, o, reason)
 		return nil, &ledger.Decision{ID: fmt.Sprintf("r%d-w%s", round, w.id), Library: lib.Name, Worker: w.id,
 			Round: round, Outcome: o, Reason: reason, Base: dev, Train: [2]float64{rollout.Mean(before), 0}}, nil
 	}
@@ -197,5 +210,19 @@ func shuffled(tasks []eval.Task, seed string) []eval.Task {
 		return string(h[:])
 	}
 	sort.SliceStable(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
+	return out
+}
+
+// tasksByID finds train tasks by id, skipping unknown ones.
+func (w *worker) tasksByID(ids []string) []eval.Task {
+	var out []eval.Task
+	for _, id := range ids {
+		for _, t := range w.train {
+			if t.ID == id {
+				out = append(out, t)
+				break
+			}
+		}
+	}
 	return out
 }

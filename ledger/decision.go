@@ -20,7 +20,20 @@ const (
 	Invalid        Outcome = "invalid"         // edits outside the library, to frozen files or through symlinks
 	NoChange       Outcome = "no-change"       // the proposer changed nothing
 	ProposerFailed Outcome = "proposer-failed" // the proposer command failed
+	Oversized      Outcome = "oversized"       // changes more lines or files than the trust region allows
+	Stale          Outcome = "stale"           // dev moved too far since its base: set aside and re-filed
+	Expired        Outcome = "expired"         // re-filed as often as allowed without being decided otherwise
+	Repaired       Outcome = "repaired"        // stale or conflicting: the proposer re-made it on current dev (see RepairedAs)
+	RepairDeclined Outcome = "repair-declined" // stale or conflicting: the proposer found nothing left to re-apply
+	Semantic       Outcome = "conflict-semantic"
+	OracleVeto     Outcome = "oracle-veto" // a change to guarded (L1) files failed the oracle
 )
+
+// Refiled reports whether an outcome puts the proposal back in the queue
+// for a later round.
+func (o Outcome) Refiled() bool {
+	return o == Stale || o == ConflictLost || o == ConflictDev || o == Semantic
+}
 
 // Gate holds the numbers of one acceptance test: candidate against dev on
 // the validation split, task by task.
@@ -33,8 +46,17 @@ type Gate struct {
 	P      float64 `json:"p"`      // P(candidate better) from the Beta posterior over discordant tasks
 	Delta  float64 `json:"delta"`  // δ in force: accept needs P > 1-δ
 	Accept bool    `json:"accept"`
-	Tokens int64   `json:"tokens"` // spent on the gate's rollouts this round (cached ones cost nothing)
-	Cost   float64 `json:"cost"`   // USD
+	// Method is how P was computed: "beta" (discordant tasks, binary
+	// rewards, one run each) or "paired-t" (mean per-task difference, for
+	// graded rewards or repeats).
+	Method  string `json:"method"`
+	Repeats int    `json:"repeats"` // rollouts per version and task
+	// Regressions counts tasks dev passed in every repeat that the candidate
+	// did not; more than MaxRegressions rejects the candidate.
+	Regressions    int     `json:"regressions"`
+	MaxRegressions int     `json:"max_regressions"`
+	Tokens         int64   `json:"tokens"` // spent on the gate's rollouts this round (cached ones cost nothing)
+	Cost           float64 `json:"cost"`   // USD
 }
 
 // String renders a gate for humans: "0.42 → 0.58 (+3/−1, P=0.94 > 0.80)".
@@ -43,8 +65,14 @@ func (g *Gate) String() string {
 	if g.P > 1-g.Delta {
 		cmp = ">"
 	}
-	return fmt.Sprintf("%.2f → %.2f on %d tasks (+%s/−%s, P=%.2f %s %.2f)",
-		g.Before, g.After, g.Tasks, fmtCount(g.Wins), fmtCount(g.Losses), g.P, cmp, 1-g.Delta)
+	s := fmt.Sprintf("%.2f → %.2f on %d tasks (+%s/−%s, P=%.2f %s %.2f", g.Before, g.After, g.Tasks, fmtCount(g.Wins), fmtCount(g.Losses), g.P, cmp, 1-g.Delta)
+	if g.Repeats > 1 {
+		s += fmt.Sprintf(", %d repeats", g.Repeats)
+	}
+	if g.Regressions > 0 {
+		s += fmt.Sprintf(", %d regressions", g.Regressions)
+	}
+	return s + ")"
 }
 
 func fmtCount(f float64) string {
@@ -71,6 +99,12 @@ type Decision struct {
 	Gate      *Gate      `json:"gate,omitempty"`
 	Merge     git.Hash   `json:"merge,omitempty"`      // the dev commit that merged it
 	FusedWith []git.Hash `json:"fused_with,omitempty"` // other proposals in the same merge
+
+	Alpha      int      `json:"alpha"`                 // staleness tolerated for it (guarded policy)
+	Rebased    bool     `json:"rebased,omitempty"`     // stale within α: merged onto current dev and re-verified
+	Attempts   int      `json:"attempts,omitempty"`    // rounds it has been re-filed so far
+	RepairedAs git.Hash `json:"repaired_as,omitempty"` // the proposal its repair became
+	Oracle     string   `json:"oracle,omitempty"`      // the oracle's verdict for L1 changes
 }
 
 // Note renders the decision as the text of a git note on the proposal.

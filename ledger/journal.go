@@ -24,6 +24,42 @@ type State struct {
 	Promotions  []Promotion `json:"promotions,omitempty"`
 	Tokens      int64       `json:"tokens"` // spent by every run so far
 	Cost        float64     `json:"cost"`   // USD spent by every run so far
+
+	Refile    []Refile    `json:"refile,omitempty"` // proposals waiting for a later round
+	Fusion    FusionStats `json:"fusion"`
+	Rollbacks []Rollback  `json:"rollbacks,omitempty"`
+	// StartTest is the test-split score of the version dev started from,
+	// measured once, for the honest report.
+	StartTest *float64 `json:"start_test,omitempty"`
+}
+
+// Refile is a proposal set aside for a later round.
+type Refile struct {
+	Proposal git.Hash `json:"proposal"`
+	Attempts int      `json:"attempts"` // rounds it has been re-filed
+}
+
+// FusionStats count what fusing proposals achieved, across rounds. With
+// the tournament on, every fusion is scored against its best single member
+// on validation.
+type FusionStats struct {
+	Fused         int     `json:"fused"`           // fusions sent to the gate
+	NothingToFuse int     `json:"nothing_to_fuse"` // proposals that duplicated another
+	Contested     int     `json:"contested"`       // fusions ranked against their singles
+	FusedWins     int     `json:"fused_wins"`
+	SingleWins    int     `json:"single_wins"`
+	Ties          int     `json:"ties"`
+	GainSum       float64 `json:"gain_sum"`   // sum of (fusion − best single) over contested
+	LossCount     int     `json:"loss_count"` // the losing tail: contests the fusion lost
+	LossSum       float64 `json:"loss_sum"`
+	WorstLoss     float64 `json:"worst_loss"`
+}
+
+// Rollback records dev being reset to stable.
+type Rollback struct {
+	Round int      `json:"round"`
+	From  git.Hash `json:"from"`
+	To    git.Hash `json:"to"`
 }
 
 // Promotion records stable being fast-forwarded to dev.
@@ -33,6 +69,11 @@ type Promotion struct {
 	To     git.Hash `json:"to"`
 	Stable float64  `json:"stable"` // stable's validation reward before
 	Dev    float64  `json:"dev"`    // dev's validation reward
+	Forced bool     `json:"forced,omitempty"`
+	// Test scores of the old stable and the promoted version on the sealed
+	// test split: reported, never used to decide.
+	StableTest *float64 `json:"stable_test,omitempty"`
+	DevTest    *float64 `json:"dev_test,omitempty"`
 }
 
 // Journal is the library's record of decisions: the ref
@@ -76,8 +117,10 @@ func (j *Journal) Head(ctx context.Context) (JournalHead, error) {
 
 // Record writes state and decisions as a new journal commit on top of
 // head.Commit (compare-and-swap: a *git.RefChangedError when the journal
-// moved), then notes each decided proposal.
-func (j *Journal) Record(ctx context.Context, head JournalHead, state State, ds []Decision, message string) (git.Hash, error) {
+// moved), then notes each decided proposal. The decided proposals, and any
+// commits in keep, become parents of the journal commit: they stay
+// reachable for good.
+func (j *Journal) Record(ctx context.Context, head JournalHead, state State, ds []Decision, message string, keep ...git.Hash) (git.Hash, error) {
 	var edits []git.TreeEdit
 	add := func(p string, v any) error {
 		data, err := json.MarshalIndent(v, "", "  ")
@@ -99,6 +142,12 @@ func (j *Journal) Record(ctx context.Context, head JournalHead, state State, ds 
 		parents = append(parents, head.Commit)
 	}
 	seen := map[git.Hash]bool{}
+	for _, k := range keep {
+		if !seen[k] {
+			seen[k] = true
+			parents = append(parents, k)
+		}
+	}
 	for i := range ds {
 		if err := add(decisionPath(&ds[i]), &ds[i]); err != nil {
 			return "", fmt.Errorf("record journal: %w", err)

@@ -234,6 +234,33 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 		l.HalfLife, err = strconv.ParseFloat(v, 64)
 	case "promote-after":
 		l.PromoteAfter, err = strconv.Atoi(v)
+	case "repeats":
+		l.Repeats, err = strconv.Atoi(v)
+	case "max-regressions":
+		l.MaxRegressions, err = strconv.Atoi(v)
+	case "max-changed-lines":
+		l.MaxLines, err = strconv.Atoi(v)
+	case "max-changed-files":
+		l.MaxFiles, err = strconv.Atoi(v)
+	case "staleness":
+		if v != StalenessFull && v != StalenessGuarded && v != StalenessReflective {
+			return fmt.Errorf("must be %s, %s or %s", StalenessFull, StalenessGuarded, StalenessReflective)
+		}
+		l.Staleness = v
+	case "alpha":
+		l.Alpha, err = strconv.Atoi(v)
+	case "alpha-l1":
+		l.AlphaL1, err = strconv.Atoi(v)
+	case "hot-changes":
+		l.HotChanges, err = strconv.Atoi(v)
+	case "refile-limit":
+		l.RefileLimit, err = strconv.Atoi(v)
+	case "oracle":
+		l.Oracle = v
+	case "oracle-timeout":
+		l.OracleTimeout, err = time.ParseDuration(v)
+	case "fusion-tournament":
+		l.Tournament, err = strconv.ParseBool(v)
 	default:
 		ok, perr := l.Provider.set(key, v)
 		if !ok {
@@ -247,7 +274,10 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 // Keys are the keys a library section may set.
 var Keys = append([]string{"path", "evals", "split", "seed", "layout", "run", "timeout", "scorer", "tolerance",
 	"score-command", "proposer", "propose-timeout", "env", "frozen", "guarded", "hide",
-	"minibatch", "delta", "delta-floor", "anneal", "promote-after"}, ProviderKeys...)
+	"minibatch", "delta", "delta-floor", "anneal", "promote-after",
+	"repeats", "max-regressions", "max-changed-lines", "max-changed-files",
+	"staleness", "alpha", "alpha-l1", "hot-changes", "refile-limit",
+	"oracle", "oracle-timeout", "fusion-tournament"}, ProviderKeys...)
 
 // Built-in runners and proposers: the value of `run` or `proposer` that
 // selects one instead of a command.

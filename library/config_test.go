@@ -52,6 +52,10 @@ func TestLoadAll(t *testing.T) {
 		Minibatch: 8, Delta: 0.1, DeltaFloor: 0.01, HalfLife: 0, PromoteAfter: 5,
 		Provider: defaultProvider(),
 	}
+	// Keys the file leaves out keep New's defaults.
+	def := New("x")
+	pdf.Repeats, pdf.MaxLines, pdf.MaxFiles, pdf.Staleness = def.Repeats, def.MaxLines, def.MaxFiles, def.Staleness
+	pdf.Alpha, pdf.AlphaL1, pdf.HotChanges, pdf.RefileLimit, pdf.OracleTimeout = def.Alpha, def.AlphaL1, def.HotChanges, def.RefileLimit, def.OracleTimeout
 	myLib := New("tools/my.lib")
 	myLib.Name = "my.lib"
 	zeta := New("zeta")
@@ -80,7 +84,10 @@ func TestEveryKeyParses(t *testing.T) {
 	valid := map[string]string{"timeout": "1s", "propose-timeout": "1s", "tolerance": "1", "minibatch": "1",
 		"delta": "0.5", "delta-floor": "0.1", "anneal": "3", "promote-after": "2",
 		"base-url": "http://localhost:11434/v1", "request-timeout": "30s", "max-retries": "2", "concurrency": "3",
-		"max-completion-tokens": "1000", "context-budget": "9000"}
+		"max-completion-tokens": "1000", "context-budget": "9000",
+		"repeats": "3", "max-regressions": "1", "max-changed-lines": "50", "max-changed-files": "2",
+		"staleness": "reflective", "alpha": "2", "alpha-l1": "0", "hot-changes": "3", "refile-limit": "2",
+		"oracle-timeout": "1m", "fusion-tournament": "true"}
 	for _, k := range Keys {
 		v, ok := valid[k]
 		if !ok {

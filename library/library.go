@@ -56,7 +56,29 @@ type Library struct {
 	DeltaFloor   float64 // δ never anneals below this
 	HalfLife     float64 // dev commits for δ to halve; 0 disables annealing
 	PromoteAfter int     // clean rounds before stable may catch up with dev
+
+	Repeats        int // rollouts of each (version, validation task) for the gate
+	MaxRegressions int // tasks dev always passes that a candidate may fail
+	MaxLines       int // trust region: changed lines per proposal (0: no limit)
+	MaxFiles       int // trust region: changed files per proposal (0: no limit)
+
+	Staleness   string // full, guarded or reflective
+	Alpha       int    // staleness tolerated for L2 files (guarded)
+	AlphaL1     int    // staleness tolerated for L1 files
+	HotChanges  int    // a file changed in this many of dev's last 10 commits is hot: its α halves
+	RefileLimit int    // rounds a set-aside or outvoted proposal is re-filed before it expires
+
+	Oracle        string        // command that must pass for a change to L1 files
+	OracleTimeout time.Duration // per oracle run
+	Tournament    bool          // score fusions against their single members
 }
+
+// Staleness policies.
+const (
+	StalenessFull       = "full"
+	StalenessGuarded    = "guarded"
+	StalenessReflective = "reflective"
+)
 
 // Defaults for keys a .descent file leaves out.
 const (
@@ -69,6 +91,12 @@ const (
 	DefaultDeltaFloor   = 0.05
 	DefaultHalfLife     = 20
 	DefaultPromoteAfter = 3
+	DefaultMaxLines     = 400
+	DefaultMaxFiles     = 8
+	DefaultAlpha        = 3
+	DefaultAlphaL1      = 1
+	DefaultHotChanges   = 4
+	DefaultRefileLimit  = 3
 )
 
 // New returns a library at path with every default filled in.
@@ -92,6 +120,15 @@ func New(p string) *Library {
 		HalfLife:      DefaultHalfLife,
 		PromoteAfter:  DefaultPromoteAfter,
 		Provider:      defaultProvider(),
+		Repeats:       1,
+		MaxLines:      DefaultMaxLines,
+		MaxFiles:      DefaultMaxFiles,
+		Staleness:     StalenessGuarded,
+		Alpha:         DefaultAlpha,
+		AlphaL1:       DefaultAlphaL1,
+		HotChanges:    DefaultHotChanges,
+		RefileLimit:   DefaultRefileLimit,
+		OracleTimeout: DefaultTimeout,
 	}
 }
 

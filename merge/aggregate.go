@@ -25,9 +25,22 @@ type Scorer interface {
 // Scores are a version's rewards on tasks and what producing them spent
 // now (cached rollouts spend nothing).
 type Scores struct {
-	Rewards []float64
+	Rewards []float64   // per task: the mean over repeats
+	Runs    [][]float64 // per task: each repeat's reward (nil means one run, Rewards)
 	Tokens  int64
 	Cost    float64
+}
+
+// runs returns each task's repeats.
+func (s Scores) runs() [][]float64 {
+	if s.Runs != nil {
+		return s.Runs
+	}
+	out := make([][]float64, len(s.Rewards))
+	for i, r := range s.Rewards {
+		out[i] = []float64{r}
+	}
+	return out
 }
 
 // Submission is a proposal handed to the aggregator, with the files it
@@ -35,6 +48,8 @@ type Scores struct {
 type Submission struct {
 	Proposal *ledger.Proposal
 	Paths    []string
+
+	rebased bool // stale within α: merged onto the current dev and re-verified
 }
 
 // gain is the proposal's own evidence: reward after minus before on its
@@ -54,6 +69,17 @@ type Aggregator struct {
 	// Meter, when set, is the run's spending; each round adds what was spent
 	// since the last one to the journal's totals.
 	Meter *budget.Meter
+	// Train finds the train tasks a proposal's evidence names, to re-verify
+	// it on the current dev (rebases, passengers).
+	Train map[string]eval.Task
+	// Repairer re-makes stale or conflicting proposals on the current dev
+	// under the reflective policy; nil treats them as under guarded.
+	Repairer Repairer
+	// Oracle checks changes to guarded (L1) files; nil vetoes them all.
+	Oracle Oracle
+	// Test is the sealed test split: scored at promotions for the report,
+	// never used to decide. May be empty.
+	Test []eval.Task
 
 	refs     ledger.Refs
 	journal  *ledger.Journal
@@ -75,14 +101,33 @@ func NewAggregator(repo *git.Repo, lib *library.Library, validation []eval.Task,
 // RoundResult is what one aggregator round did.
 type RoundResult struct {
 	Round     int
-	Dev       git.Hash // dev after the round
-	Merge     git.Hash // the merge commit made this round, if any
-	Gate      *ledger.Gate
+	Dev       git.Hash  // dev after the round
+	Verdicts  []Verdict // every candidate the gate saw, in order
 	Decisions []ledger.Decision
 	Promotion *ledger.Promotion
 	DevScore  float64 // dev's mean validation reward after the round
 	Stable    float64 // stable's mean validation reward after the round
 	Regressed bool    // dev scored below stable this round
+}
+
+// Verdict is the gate's answer on one candidate: a fusion of proposals or
+// one proposal alone.
+type Verdict struct {
+	Members []*Submission
+	Gate    *ledger.Gate // nil when the oracle vetoed it first
+	Merge   git.Hash     // the dev commit, when accepted
+	Oracle  string       // the oracle's finding on an L1 change
+}
+
+// Merges counts the dev commits made this round.
+func (r *RoundResult) Merges() int {
+	n := 0
+	for _, v := range r.Verdicts {
+		if !v.Merge.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 // Committed counts the proposals merged this round.
@@ -115,78 +160,6 @@ func (a *Aggregator) Round(ctx context.Context, subs []*Submission, others []led
 		a.Log.Warn("dev moved during the round; deciding again on the new dev", "ref", a.refs.Dev())
 	}
 	return nil, fmt.Errorf("aggregate %s: gave up after %d lost compare-and-swaps: %w", a.Library.Name, attempts, err)
-}
-
-func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []ledger.Decision) (*RoundResult, error) {
-	head, err := a.journal.Head(ctx)
-	if err != nil {
-		return nil, err
-	}
-	state := head.State
-	state.Round++
-	dev, err := a.Repo.ResolveRef(ctx, a.refs.Dev())
-	if err != nil {
-		return nil, err
-	}
-	res := &RoundResult{Round: state.Round, Dev: dev}
-	decide, err := newDecider(ctx, a, state.Round, dev, subs)
-	if err != nil {
-		return nil, err
-	}
-	for i := range others {
-		others[i].Round = state.Round
-		decide.add(others[i])
-	}
-
-	// Measure first: everything that rolls out may be cancelled.
-	cand, err := a.fuse(ctx, decide, dev, subs)
-	if err != nil {
-		return nil, err
-	}
-	next := cand
-	if len(cand.members) > 0 {
-		if res.Gate, err = a.gate(ctx, dev, cand, state.Commits); err != nil {
-			return nil, err
-		}
-	}
-	if res.Gate == nil || !res.Gate.Accept {
-		next = &fusion{commit: dev, tree: cand.base}
-	}
-	stable, err := a.Repo.ResolveRef(ctx, a.refs.Stable())
-	if err != nil {
-		return nil, err
-	}
-	if res.DevScore, err = a.meanScore(ctx, next.tree); err != nil {
-		return nil, err
-	}
-	if res.Stable, err = a.meanScore(ctx, stable); err != nil {
-		return nil, err
-	}
-
-	// Then write, without cancellation, so an interrupt never leaves dev
-	// moved without its decisions recorded.
-	ctx = context.WithoutCancel(ctx)
-	if err := a.commit(ctx, decide, &state, dev, cand, res); err != nil {
-		return nil, err
-	}
-	if err := a.promote(ctx, &state, stable, res); err != nil {
-		return nil, err
-	}
-	res.Decisions = decide.list
-	state.Dev, state.DevScore, state.StableScore = res.Dev, res.DevScore, res.Stable
-	state.Stable = stable
-	if res.Promotion != nil {
-		state.Stable = res.Promotion.To
-	}
-	tokens, cost := a.Meter.Total()
-	state.Tokens += tokens - a.recorded.tokens
-	state.Cost += cost - a.recorded.cost
-	if _, err := a.journal.Record(ctx, head, state, res.Decisions, roundMessage(a.Library.Name, res)); err != nil {
-		// Not retried: dev may already hold this round's merge.
-		return nil, fmt.Errorf("record round %d of %s: %s (another git-descent may be running on this library)", state.Round, a.Library.Name, err)
-	}
-	a.recorded.tokens, a.recorded.cost = tokens, cost
-	return res, nil
 }
 
 // devMovedError is dev moving between the start of a round and its commit:

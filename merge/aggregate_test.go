@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,9 @@ func (s *keywordScorer) Score(ctx context.Context, libTree git.Hash, tasks []eva
 	have := map[string]bool{}
 	for _, l := range strings.Split(string(data), "\n") {
 		have[l] = true
+	}
+	if have["POISON"] {
+		have["A"] = false // contradicts A: merges cleanly, scores worse
 	}
 	out := make([]float64, len(tasks))
 	for i, t := range tasks {
@@ -91,6 +95,7 @@ func newFixture(t *testing.T, skill string, validation ...string) *fixture {
 	}
 	f.scorer = &keywordScorer{repo: repo}
 	f.agg = NewAggregator(repo, f.lib, tasks, f.scorer, nil)
+	f.agg.Train = map[string]eval.Task{}
 	return f
 }
 
@@ -118,8 +123,10 @@ func (f *fixture) commit(parent git.Hash, content string) git.Hash {
 	return c
 }
 
-// propose makes worker's proposal: SKILL.md = content on top of dev.
-func (f *fixture) propose(worker, content string, before, after float64) *Submission {
+// propose makes worker's proposal: SKILL.md = content on top of dev. Its
+// evidence names one train task per line it expects (registered in the
+// aggregator), so the passenger check can re-run it.
+func (f *fixture) propose(worker, content string, before, after float64, evidence ...string) *Submission {
 	f.t.Helper()
 	dev, err := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
 	if err != nil {
@@ -127,8 +134,14 @@ func (f *fixture) propose(worker, content string, before, after float64) *Submis
 	}
 	c := f.commit(dev, content)
 	tree, _ := f.repo.TreeOf(f.ctx, c, "")
+	var ids []string
+	for i, want := range evidence {
+		id := fmt.Sprintf("w%s-%d", worker, i)
+		f.agg.Train[id] = eval.Task{ID: id, Prompt: "p", Expected: want}
+		ids = append(ids, id)
+	}
 	p := &ledger.Proposal{Subject: "edit by " + worker, Evidence: ledger.Evidence{
-		Library: "s", Worker: worker, Base: dev, Tasks: []string{"x"}, RewardBefore: before, RewardAfter: after,
+		Library: "s", Worker: worker, Base: dev, Tasks: ids, RewardBefore: before, RewardAfter: after,
 	}}
 	if err := ledger.WriteProposal(f.ctx, f.repo, p, tree); err != nil {
 		f.t.Fatal(err)
@@ -164,16 +177,20 @@ func outcomes(res *RoundResult) map[string]ledger.Outcome {
 
 func TestRoundFusesCompatibleProposals(t *testing.T) {
 	f := newFixture(t, "# S\n\nrules:\nend\n", "A", "B", "C")
-	a := f.propose("1", "# S\n\nrules:\nA\nend\n", 0, 1)
-	b := f.propose("2", "# S\n\nrules:\nB\nend\n", 0, 1)
+	a := f.propose("1", "# S\n\nrules:\nA\nend\n", 0, 1, "A")
+	b := f.propose("2", "# S\n\nrules:\nB\nend\n", 0, 1, "B")
 	res := f.round(a, b)
 	if got := outcomes(res); got["1"] != ledger.Committed || got["2"] != ledger.Committed {
 		t.Fatalf("outcomes = %v", got)
 	}
-	if res.Gate == nil || res.Gate.Wins != 2 || res.Gate.Losses != 0 || !res.Gate.Accept {
-		t.Fatalf("gate = %+v", res.Gate)
+	if len(res.Verdicts) != 1 {
+		t.Fatalf("verdicts = %+v", res.Verdicts)
 	}
-	parents, err := f.repo.Parents(f.ctx, res.Merge)
+	v := res.Verdicts[0]
+	if v.Gate == nil || v.Gate.Wins != 2 || v.Gate.Losses != 0 || !v.Gate.Accept || v.Gate.Tokens != 6 {
+		t.Fatalf("gate = %+v", v.Gate)
+	}
+	parents, err := f.repo.Parents(f.ctx, v.Merge)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +201,7 @@ func TestRoundFusesCompatibleProposals(t *testing.T) {
 		t.Fatalf("dev SKILL.md = %q, want %q", got, want)
 	}
 	for _, d := range res.Decisions {
-		if len(d.FusedWith) != 1 || d.Merge != res.Merge || d.Gate == nil {
+		if len(d.FusedWith) != 1 || d.Merge != v.Merge || d.Gate == nil {
 			t.Errorf("decision %+v lacks fusion or gate details", d)
 		}
 	}
@@ -194,8 +211,8 @@ func TestRoundFusesCompatibleProposals(t *testing.T) {
 // the member it conflicts with, even when that member came first.
 func TestRoundConflictKeepsBetterProposal(t *testing.T) {
 	f := newFixture(t, "mode: none\n", "mode: good", "mode: good", "x", "x")
-	half := f.propose("1", "mode: half\n", 0, 1) // more train gain: merged first
-	good := f.propose("2", "mode: good\n", 0, 0.5)
+	half := f.propose("1", "mode: half\n", 0, 1, "mode: half") // more train gain: merged first
+	good := f.propose("2", "mode: good\n", 0, 0.5, "mode: good")
 	res := f.round(half, good)
 	got := outcomes(res)
 	if got["1"] != ledger.ConflictLost || got["2"] != ledger.Committed {
@@ -211,8 +228,8 @@ func TestRoundConflictKeepsBetterProposal(t *testing.T) {
 	}
 	// And the other way round: the better one first keeps its place.
 	f2 := newFixture(t, "mode: none\n", "mode: good", "mode: good", "x", "x")
-	good2 := f2.propose("1", "mode: good\n", 0, 1)
-	half2 := f2.propose("2", "mode: half\n", 0, 0.5)
+	good2 := f2.propose("1", "mode: good\n", 0, 1, "mode: good")
+	half2 := f2.propose("2", "mode: half\n", 0, 0.5, "mode: half")
 	if got := outcomes(f2.round(good2, half2)); got["1"] != ledger.Committed || got["2"] != ledger.ConflictLost {
 		t.Fatalf("outcomes = %v", got)
 	}
@@ -225,7 +242,7 @@ func TestRoundGateRejects(t *testing.T) {
 	if got := outcomes(res)["1"]; got != ledger.Rejected {
 		t.Fatalf("outcome = %v", got)
 	}
-	if res.Decisions[0].Reason != "validation fell from 0.67 to 0.33" {
+	if res.Decisions[0].Reason != "fails 1 validation task dev passes every time (at most 0 allowed)" {
 		t.Fatalf("reason = %q", res.Decisions[0].Reason)
 	}
 	dev, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
@@ -257,7 +274,7 @@ func TestRoundRetriesLostCompareAndSwap(t *testing.T) {
 		}
 	}
 	res := f.round(a)
-	parents, err := f.repo.Parents(f.ctx, res.Merge)
+	parents, err := f.repo.Parents(f.ctx, res.Verdicts[0].Merge)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,23 +310,32 @@ func TestRoundPromotesAfterCleanRounds(t *testing.T) {
 }
 
 func TestGate(t *testing.T) {
+	one := func(rs ...float64) Scores { return Scores{Rewards: rs} }
 	for _, c := range []struct {
-		dev, cand []float64
-		delta     float64
-		wins      float64
-		losses    float64
-		p         float64
-		accept    bool
+		name         string
+		dev, cand    Scores
+		delta        float64
+		maxReg       int
+		wins, losses float64
+		p            float64
+		method       string
+		regressions  int
+		accept       bool
 	}{
-		{[]float64{0, 0, 0, 1}, []float64{1, 1, 0, 1}, 0.2, 2, 0, 0.875, true},
-		{[]float64{0, 0, 1}, []float64{1, 0, 1}, 0.2, 1, 0, 0.75, false},
-		{[]float64{0, 1, 0, 1}, []float64{1, 0, 1, 1}, 0.2, 2, 1, 0.6875, false},
-		{[]float64{0.5, 0.5}, []float64{1, 0.25}, 0.5, 0.5, 0.25, ProbBetter(0.5, 0.25), true},
-		{[]float64{1, 1}, []float64{1, 1}, 0.5, 0, 0, 0.5, false},
+		{"binary wins", one(0, 0, 0, 1), one(1, 1, 0, 1), 0.2, 0, 2, 0, 0.875, "beta", 0, true},
+		{"one win is not enough", one(0, 0, 1), one(1, 0, 1), 0.2, 0, 1, 0, 0.75, "beta", 0, false},
+		{"a regression", one(0, 1, 0, 0, 0, 1), one(1, 0, 1, 1, 1, 1), 0.2, 0, 4, 1, ProbBetter(4, 1), "beta", 1, false},
+		{"a regression allowed", one(0, 1, 0, 0, 0, 1), one(1, 0, 1, 1, 1, 1), 0.2, 1, 4, 1, ProbBetter(4, 1), "beta", 1, true},
+		{"graded", one(0.5, 0.5, 0.2), one(1, 0.75, 0.3), 0.2, 0, 0.85, 0, ProbMeanPositive([]float64{0.5, 0.25, 0.1}), "paired-t", 0, true},
+		{"no change", one(1, 1), one(1, 1), 0.5, 0, 0, 0, 0.5, "beta", 0, false},
+		{"repeats use means",
+			Scores{Rewards: []float64{0.5, 1, 0}, Runs: [][]float64{{1, 0}, {1, 1}, {0, 0}}},
+			Scores{Rewards: []float64{1, 0.5, 1}, Runs: [][]float64{{1, 1}, {1, 0}, {1, 1}}},
+			0.2, 0, 1.5, 0.5, ProbMeanPositive([]float64{0.5, -0.5, 1}), "paired-t", 1, false},
 	} {
-		g := Gate(c.dev, c.cand, c.delta)
-		if g.Wins != c.wins || g.Losses != c.losses || abs(g.P-c.p) > 1e-9 || g.Accept != c.accept {
-			t.Errorf("Gate(%v, %v, %v) = %+v", c.dev, c.cand, c.delta, g)
+		g := Gate(c.dev, c.cand, c.delta, c.maxReg)
+		if g.Wins != c.wins || g.Losses != c.losses || abs(g.P-c.p) > 1e-9 || g.Method != c.method || g.Regressions != c.regressions || g.Accept != c.accept {
+			t.Errorf("%s: Gate = %+v", c.name, g)
 		}
 	}
 }

@@ -8,41 +8,67 @@ import (
 	"github.com/git-descent/git-descent/ledger"
 )
 
-// decider collects the decisions of one round.
+// decider collects the decisions of one round and the proposals it re-files.
 type decider struct {
-	a     *Aggregator
-	round int
-	dev   git.Hash
-	eta   map[*Submission]int // staleness of each submission against dev
-	list  []ledger.Decision
+	a        *Aggregator
+	round    int
+	dev      git.Hash
+	eta      map[*Submission]staleness
+	attempts map[git.Hash]int // rounds each proposal was already re-filed
+	list     []ledger.Decision
+	refile   []ledger.Refile
+	// undecided are proposals the round did not reach before it was cut
+	// short; they stay on their worker branches for the next run.
+	undecided []*Submission
+}
+
+// staleness is how far dev moved under a proposal: η, the largest number of
+// dev commits that changed one of its files since its base, and α, the
+// most it tolerates (by layer, halved for hot files).
+type staleness struct {
+	eta, alpha int
 }
 
 // newDecider starts a round's decisions, reading each submission's
 // staleness against dev from the ledger.
-func newDecider(ctx context.Context, a *Aggregator, round int, dev git.Hash, subs []*Submission) (*decider, error) {
-	d := &decider{a: a, round: round, dev: dev, eta: map[*Submission]int{}}
+func newDecider(ctx context.Context, a *Aggregator, round int, dev git.Hash, subs []*Submission, attempts map[git.Hash]int) (*decider, error) {
+	d := &decider{a: a, round: round, dev: dev, eta: map[*Submission]staleness{}, attempts: attempts}
 	for _, s := range subs {
-		paths := make([]string, len(s.Paths))
-		for i, p := range s.Paths {
-			paths[i] = a.Library.RepoPath(p)
-		}
-		eta, err := ledger.Staleness(ctx, a.Repo, s.Proposal.Base, dev, paths)
+		st, err := a.staleness(ctx, s, dev)
 		if err != nil {
 			return nil, fmt.Errorf("staleness of %s: %w", s.Proposal.Commit.Short(), err)
 		}
-		d.eta[s] = eta
+		d.eta[s] = st
 	}
 	return d, nil
 }
 
-func (d *decider) add(dec ledger.Decision) { d.list = append(d.list, dec) }
+// add records a decision. A proposal whose outcome is re-filed goes back in
+// the queue for the next round, until it has been re-filed RefileLimit
+// times: then it expires.
+func (d *decider) add(dec ledger.Decision) {
+	if dec.Outcome.Refiled() && !dec.Proposal.IsZero() {
+		n := d.attempts[dec.Proposal]
+		if n >= d.a.Library.RefileLimit {
+			dec.Outcome = ledger.Expired
+			dec.Reason += fmt.Sprintf("; re-filed %d times already, so it expires", n)
+		} else {
+			d.refile = append(d.refile, ledger.Refile{Proposal: dec.Proposal, Attempts: n + 1})
+			dec.Attempts = n + 1
+			dec.Reason += "; re-filed for the next round"
+		}
+	}
+	d.list = append(d.list, dec)
+}
 
 // decision starts the record of a submission's verdict.
 func (d *decider) decision(s *Submission, o ledger.Outcome, reason string) ledger.Decision {
 	p := s.Proposal
+	st := d.eta[s]
 	return ledger.Decision{
 		ID: string(p.Commit), Proposal: p.Commit, Library: p.Library, Worker: p.Worker, Round: d.round,
 		Subject: p.Subject, Outcome: o, Reason: reason, Base: p.Base, Paths: s.Paths,
-		Train: [2]float64{p.RewardBefore, p.RewardAfter}, Staleness: d.eta[s],
+		Train: [2]float64{p.RewardBefore, p.RewardAfter}, Staleness: st.eta, Alpha: st.alpha,
+		Rebased: s.rebased, Attempts: d.attempts[p.Commit],
 	}
 }

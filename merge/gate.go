@@ -10,24 +10,59 @@ import (
 	"github.com/git-descent/git-descent/ledger"
 )
 
-// Gate compares a candidate with dev on validation, task by task. A task
-// where the candidate scores higher is a win, lower a loss (graded rewards
-// count the size of the difference); ties carry no evidence. The candidate
-// is accepted when P(candidate better) under the Beta posterior over
-// discordant tasks exceeds 1-δ and its mean does not fall below dev's.
-func Gate(dev, cand []float64, delta float64) *ledger.Gate {
-	g := &ledger.Gate{Tasks: len(dev), Before: mean(dev), After: mean(cand), Delta: delta}
-	for i := range dev {
-		switch d := cand[i] - dev[i]; {
+// solved is the reward at which a task counts as passed.
+const solved = 0.999
+
+// Gate compares a candidate with dev on validation, task by task, and
+// decides with δ:
+//
+//   - binary rewards, one run per task: a task where the candidate passes
+//     and dev fails is a win, the reverse a loss; P(candidate better) is
+//     P(θ > 1/2) under the Beta posterior over the discordant tasks;
+//   - graded rewards or repeats: P is the posterior probability that the
+//     mean per-task difference of the means is positive (paired t), with
+//     wins and losses the summed positive and negative differences.
+//
+// The candidate is accepted when P > 1−δ, its mean is not below dev's, and
+// it fails at most maxRegressions of the tasks dev passes in every repeat.
+func Gate(dev, cand Scores, delta float64, maxRegressions int) *ledger.Gate {
+	g := &ledger.Gate{Tasks: len(dev.Rewards), Before: mean(dev.Rewards), After: mean(cand.Rewards), Delta: delta, MaxRegressions: maxRegressions}
+	devRuns, candRuns := dev.runs(), cand.runs()
+	binary := true
+	diffs := make([]float64, len(dev.Rewards))
+	for i := range dev.Rewards {
+		g.Repeats = max(g.Repeats, len(devRuns[i]))
+		binary = binary && len(devRuns[i]) == 1 && len(candRuns[i]) == 1 && isBinary(devRuns[i][0]) && isBinary(candRuns[i][0])
+		switch d := cand.Rewards[i] - dev.Rewards[i]; {
 		case d > 1e-9:
 			g.Wins += d
 		case d < -1e-9:
 			g.Losses -= d
 		}
+		diffs[i] = cand.Rewards[i] - dev.Rewards[i]
+		if allPass(devRuns[i]) && !allPass(candRuns[i]) {
+			g.Regressions++
+		}
 	}
+	g.Method = "beta"
 	g.P = ProbBetter(g.Wins, g.Losses)
-	g.Accept = g.P > 1-delta && g.After >= g.Before
+	if !binary && len(diffs) >= 2 {
+		g.Method = "paired-t"
+		g.P = ProbMeanPositive(diffs)
+	}
+	g.Accept = g.P > 1-delta && g.After >= g.Before && g.Regressions <= maxRegressions
 	return g
+}
+
+func isBinary(r float64) bool { return r == 0 || r == 1 }
+
+func allPass(runs []float64) bool {
+	for _, r := range runs {
+		if r < solved {
+			return false
+		}
+	}
+	return len(runs) > 0
 }
 
 // gate scores the candidate and dev on validation in parallel and applies
@@ -38,18 +73,15 @@ func (a *Aggregator) gate(ctx context.Context, dev git.Hash, cand *fusion, commi
 		return nil, err
 	}
 	lib := a.Library
-	g := Gate(devScores.Rewards, candScores.Rewards, Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, commits))
+	g := Gate(devScores, candScores, Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, commits), lib.MaxRegressions)
 	g.Tokens, g.Cost = devScores.Tokens+candScores.Tokens, devScores.Cost+candScores.Cost
 	return g, nil
 }
 
-// commit records the gate's verdict on every member of the candidate and,
+// commit records the gate's verdict on every member of a candidate and,
 // when it accepted, merges them into dev as one commit (compare-and-swap).
-func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State, dev git.Hash, cand *fusion, res *RoundResult) error {
-	g := res.Gate
-	if g == nil {
-		return nil
-	}
+// It returns the merge commit, or zero when the gate rejected.
+func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State, dev git.Hash, cand *fusion, g *ledger.Gate, oracle string) (git.Hash, error) {
 	var merge git.Hash
 	if g.Accept {
 		parents := []git.Hash{dev}
@@ -59,17 +91,19 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 		var err error
 		merge, err = a.Repo.CommitTree(ctx, git.CommitTreeRequest{Tree: cand.tree, Parents: parents, Message: mergeMessage(a.Library.Name, state.Round, cand.members, g)})
 		if err != nil {
-			return err
+			return "", err
 		}
 		if err := a.Repo.SetRef(ctx, git.SetRefRequest{Ref: a.refs.Dev(), Hash: merge, OldHash: dev, Reason: fmt.Sprintf("git-descent: round %d", state.Round)}); err != nil {
 			var lost *git.RefChangedError
 			if errors.As(err, &lost) {
-				return &devMovedError{err}
+				return "", &devMovedError{err}
 			}
-			return err
+			return "", err
 		}
 		state.Commits++
-		res.Dev, res.Merge = merge, merge
+		if len(cand.members) > 1 {
+			state.Fusion.Fused++
+		}
 	}
 	for _, m := range cand.members {
 		dec := d.decision(m, ledger.Rejected, rejectReason(g))
@@ -77,7 +111,7 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 			dec = d.decision(m, ledger.Committed, fmt.Sprintf("merged into dev as %s", merge.Short()))
 			dec.Merge = merge
 		}
-		dec.Gate = g
+		dec.Gate, dec.Oracle = g, oracle
 		for _, o := range cand.members {
 			if o != m {
 				dec.FusedWith = append(dec.FusedWith, o.Proposal.Commit)
@@ -85,10 +119,13 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 		}
 		d.add(dec)
 	}
-	return nil
+	return merge, nil
 }
 
 func rejectReason(g *ledger.Gate) string {
+	if g.Regressions > g.MaxRegressions {
+		return fmt.Sprintf("fails %s dev passes every time (at most %d allowed)", plural(g.Regressions, "validation task"), g.MaxRegressions)
+	}
 	if g.After < g.Before {
 		return fmt.Sprintf("validation fell from %.2f to %.2f", g.Before, g.After)
 	}
@@ -142,4 +179,11 @@ func mergeMessage(lib string, round int, members []*Submission, g *ledger.Gate) 
 	fmt.Fprintf(&b, "Descent-P: %.4f\n", g.P)
 	fmt.Fprintf(&b, "Descent-Delta: %.4f\n", g.Delta)
 	return b.String()
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

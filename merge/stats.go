@@ -115,3 +115,77 @@ func Anneal(delta0, floor, halfLife float64, n int) float64 {
 	}
 	return math.Max(floor, delta0*math.Exp2(-float64(n)/halfLife))
 }
+
+// StudentT returns the distribution function at t of Student's t with nu
+// degrees of freedom (nu > 0), through the incomplete beta function.
+func StudentT(t, nu float64) float64 {
+	if !(nu > 0) || math.IsNaN(t) {
+		return math.NaN()
+	}
+	tail := 0.5 * RegIncBeta(nu/(nu+t*t), nu/2, 0.5)
+	if t >= 0 {
+		return 1 - tail
+	}
+	return tail
+}
+
+// ProbMeanPositive is the posterior probability that the mean of paired
+// differences is above zero: under the standard noninformative prior the
+// mean has a Student t posterior with n−1 degrees of freedom, centred on the
+// sample mean with the standard error as scale. It needs at least two
+// differences; with no spread at all the answer is 1, 0 or (all zero) 1/2.
+func ProbMeanPositive(d []float64) float64 {
+	n := float64(len(d))
+	if len(d) < 2 {
+		return math.NaN()
+	}
+	m, sd := meanSD(d)
+	switch {
+	case sd == 0 && m > 0:
+		return 1
+	case sd == 0 && m < 0:
+		return 0
+	case sd == 0:
+		return 0.5
+	}
+	return StudentT(m/(sd/math.Sqrt(n)), n-1)
+}
+
+// MeanInterval is the two-sided credible (equally, confidence) interval at
+// level (e.g. 0.95) for the mean of d, from the same t distribution. It
+// needs at least two values.
+func MeanInterval(d []float64, level float64) (lo, hi float64) {
+	if len(d) < 2 {
+		return math.NaN(), math.NaN()
+	}
+	m, sd := meanSD(d)
+	se := sd / math.Sqrt(float64(len(d)))
+	q := tQuantile(0.5+level/2, float64(len(d)-1))
+	return m - q*se, m + q*se
+}
+
+// tQuantile inverts StudentT by bisection; p in (0, 1).
+func tQuantile(p, nu float64) float64 {
+	lo, hi := -1e3, 1e3
+	for i := 0; i < 200; i++ {
+		mid := (lo + hi) / 2
+		if StudentT(mid, nu) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+func meanSD(d []float64) (m, sd float64) {
+	for _, x := range d {
+		m += x
+	}
+	m /= float64(len(d))
+	var ss float64
+	for _, x := range d {
+		ss += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(ss / float64(len(d)-1))
+}

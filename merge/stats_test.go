@@ -172,3 +172,51 @@ func TestAnneal(t *testing.T) {
 		}
 	}
 }
+
+func TestStudentTKnownValues(t *testing.T) {
+	for _, c := range []struct{ t, nu, want float64 }{
+		{0, 5, 0.5},
+		{1, 1, 0.75},                     // Cauchy: 1/2 + atan(1)/π
+		{1, 2, 0.5 + 1/(2*math.Sqrt(3))}, // ν=2 closed form
+		{-1, 2, 0.5 - 1/(2*math.Sqrt(3))},
+		{2.228138852, 10, 0.975},  // table value t(0.975, 10)
+		{1.959963985, 1e7, 0.975}, // → normal
+	} {
+		if got := StudentT(c.t, c.nu); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("StudentT(%v, %v) = %v, want %v", c.t, c.nu, got, c.want)
+		}
+	}
+	if q := tQuantile(0.975, 10); math.Abs(q-2.228138852) > 1e-6 {
+		t.Errorf("tQuantile(0.975, 10) = %v", q)
+	}
+}
+
+func TestProbMeanPositive(t *testing.T) {
+	// Mean 0.1 with standard error sd/√4: a t statistic with 3 degrees of freedom.
+	d := []float64{0, 0.2, 0.1, 0.1}
+	m, sd := meanSD(d)
+	want := StudentT(m/(sd/2), 3)
+	if got := ProbMeanPositive(d); math.Abs(got-want) > 1e-12 || got < 0.9 {
+		t.Errorf("ProbMeanPositive = %v, want %v", got, want)
+	}
+	for _, c := range []struct {
+		d    []float64
+		want float64
+	}{
+		{[]float64{0.5, 0.5}, 1},
+		{[]float64{-0.5, -0.5}, 0},
+		{[]float64{0, 0, 0}, 0.5},
+	} {
+		if got := ProbMeanPositive(c.d); got != c.want {
+			t.Errorf("ProbMeanPositive(%v) = %v, want %v", c.d, got, c.want)
+		}
+	}
+	if !math.IsNaN(ProbMeanPositive([]float64{1})) {
+		t.Error("one difference gave a number")
+	}
+	lo, hi := MeanInterval([]float64{1, 2, 3, 4, 5}, 0.95)
+	// mean 3, sd 1.5811, se 0.7071, t(0.975, 4) = 2.776445
+	if math.Abs(lo-(3-2.776445*0.7071068)) > 1e-4 || math.Abs(hi-(3+2.776445*0.7071068)) > 1e-4 {
+		t.Errorf("MeanInterval = %v, %v", lo, hi)
+	}
+}

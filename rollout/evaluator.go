@@ -69,7 +69,13 @@ func ConfigHash(l *library.Library) string {
 // exists. An agent that fails or times out scores 0 with the error kept in
 // the record; a scorer error or a cancelled context is returned.
 func (e *Evaluator) Rollout(ctx context.Context, libTree git.Hash, t eval.Task) (Record, error) {
-	key := Key{Tree: libTree, Task: t.Hash(), Config: e.Config}
+	return e.rollout(ctx, libTree, t, 0)
+}
+
+// rollout is Rollout of one repeat: repeat n of a task is its own rollout
+// with its own cache entry, for agents whose answers vary.
+func (e *Evaluator) rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
+	key := Key{Tree: libTree, Task: t.Hash(), Config: e.Config, Repeat: repeat}
 	rec, hit, err := e.Cache.Do(ctx, key, func() (Record, error) {
 		if err := e.Limiter.Acquire(ctx); err != nil {
 			return Record{}, err
@@ -91,23 +97,38 @@ func (e *Evaluator) Rollout(ctx context.Context, libTree git.Hash, t eval.Task) 
 // RolloutAll rolls out every task on libTree concurrently (bounded by the
 // Limiter) and returns the records in task order.
 func (e *Evaluator) RolloutAll(ctx context.Context, libTree git.Hash, tasks []eval.Task) ([]Record, error) {
-	recs := make([]Record, len(tasks))
-	errs := make([]error, len(tasks))
+	runs, err := e.RolloutRepeats(ctx, libTree, tasks, 1)
+	recs := make([]Record, len(runs))
+	for i := range runs {
+		recs[i] = runs[i][0]
+	}
+	return recs, err
+}
+
+// RolloutRepeats rolls out every task n times (n < 1 means 1) on libTree,
+// all concurrently under the Limiter, and returns runs[task][repeat].
+func (e *Evaluator) RolloutRepeats(ctx context.Context, libTree git.Hash, tasks []eval.Task, n int) ([][]Record, error) {
+	n = max(n, 1)
+	runs := make([][]Record, len(tasks))
+	errs := make([]error, len(tasks)*n)
 	var wg sync.WaitGroup
 	for i, t := range tasks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			recs[i], errs[i] = e.Rollout(ctx, libTree, t)
-		}()
+		runs[i] = make([]Record, n)
+		for r := 0; r < n; r++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runs[i][r], errs[i*n+r] = e.rollout(ctx, libTree, t, r)
+			}()
+		}
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return recs, err // the first, in task order: one line for the user
+			return runs, err // the first, in task order: one line for the user
 		}
 	}
-	return recs, nil
+	return runs, nil
 }
 
 // run does one rollout in a fresh workspace.

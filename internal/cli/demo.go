@@ -73,8 +73,10 @@ func runDemo(ctx context.Context, e *env, o demoOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := repo.ConfigSet(ctx, library.File(repo), "library."+demo.Name+".promote-after", "2"); err != nil {
-		return err
+	for key, value := range map[string]string{"promote-after": "2", "staleness": "reflective"} {
+		if err := repo.ConfigSet(ctx, library.File(repo), "library."+demo.Name+"."+key, value); err != nil {
+			return err
+		}
 	}
 	if _, err := repo.CommitAll(ctx, "Add the unit-convert skill and its evals", demoSignature); err != nil {
 		return err
@@ -88,7 +90,9 @@ func runDemo(ctx context.Context, e *env, o demoOptions) error {
 	if err != nil {
 		return err
 	}
-	sum, err := evolve.Evolve(ctx, repo, lib, evolve.Options{Workers: o.workers, Rounds: o.rounds, Out: out, Log: e.logger()})
+	// Workers refresh their snapshot of dev every other round, as
+	// asynchronous ones would, so stale proposals show how they are handled.
+	sum, err := evolve.Evolve(ctx, repo, lib, evolve.Options{Workers: o.workers, Rounds: o.rounds, Refresh: 2, BaselineNone: true, Out: out, Log: e.logger()})
 	if err != nil {
 		return err
 	}
@@ -181,6 +185,9 @@ func newDemoProposeCmd(e *env) *cobra.Command {
 				fs = append(fs, demo.Failure{Prompt: f.Prompt, Output: strings.TrimSpace(f.Output)})
 			}
 			subject, body, err := demo.Propose(fb.SkillDir, fs)
+			if fb.Repair != nil {
+				subject, body, err = demo.Repair(fb.SkillDir, fb.Repair.Diff)
+			}
 			if err != nil || subject == "" {
 				return err
 			}

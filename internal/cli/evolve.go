@@ -19,8 +19,11 @@ import (
 type evolveOptions struct {
 	library string
 	evolve.Options
-	json     bool
-	provider map[string]*string // model settings from flags, by .descent key
+	json       bool
+	repeats    int
+	baseline   string
+	tournament bool
+	provider   map[string]*string // model settings from flags, by .descent key
 }
 
 func newEvolveCmd(e *env) *cobra.Command {
@@ -59,6 +62,10 @@ Your working tree, index, HEAD and branches are never touched.`,
 	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop once the run has spent this many tokens (0: no limit)")
 	f.Float64Var(&o.MaxCost, "max-cost", 0, "stop once the run has spent this many US dollars (0: no limit; needs prices for models that do not report cost)")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout (progress goes to stderr)")
+	f.IntVar(&o.repeats, "repeats", 0, "rollouts of each validation task per version, for noisy agents (overrides library repeats)")
+	f.StringVar(&o.baseline, "baseline", "", "also score the test split without the library: none")
+	f.IntVar(&o.Refresh, "refresh", 1, "workers take a new dev snapshot every N rounds, staggered (above 1, proposals go stale as asynchronous ones do)")
+	f.BoolVar(&o.tournament, "fusion-tournament", false, "score every fusion against its single proposals and keep fusion statistics (git descent log --fusion)")
 	o.provider = map[string]*string{}
 	for key, usage := range map[string]string{
 		"model":           "model for the openai runner, proposer and judge (overrides descent.model)",
@@ -95,6 +102,20 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 	if err := lib.Override(given); err != nil {
 		return &UsageError{err}
 	}
+	if o.repeats < 0 {
+		return &UsageError{fmt.Errorf("--repeats %d: must be at least 1", o.repeats)}
+	}
+	if o.repeats > 0 {
+		lib.Repeats = o.repeats
+	}
+	switch o.baseline {
+	case "":
+	case "none":
+		o.BaselineNone = true
+	default:
+		return &UsageError{fmt.Errorf("--baseline %q: the only baseline is none (the agent without the library)", o.baseline)}
+	}
+	lib.Tournament = lib.Tournament || o.tournament
 	o.Out, o.Log = e.stdout, e.logger()
 	if o.json {
 		o.Out = e.stderr
@@ -125,7 +146,17 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 	}
 	switch {
 	case s.TestScored:
-		fmt.Fprintf(w, "  test split (sealed, never used to decide): %.2f → %.2f on %d tasks\n", s.TestStart, s.TestFinal, s.Tasks["test"])
+		fmt.Fprintf(w, "  test split (sealed, never used to decide), %d tasks: start %.2f, dev %.2f, stable %.2f\n", s.Tasks["test"], s.TestStart, s.TestFinal, s.TestStable)
+		if l := s.LiftStart; l != nil {
+			fmt.Fprintf(w, "    lift over the start: %+.2f (95%% interval %+.2f to %+.2f)\n", l.Mean, l.Lo, l.Hi)
+		}
+		if s.TestNone != nil {
+			fmt.Fprintf(w, "    without the library: %.2f", *s.TestNone)
+			if l := s.LiftNone; l != nil {
+				fmt.Fprintf(w, "; lift over no library: %+.2f (95%% interval %+.2f to %+.2f)", l.Mean, l.Lo, l.Hi)
+			}
+			fmt.Fprintln(w)
+		}
 	case s.Tasks["test"] > 0:
 		fmt.Fprintf(w, "  test split not scored: the run stopped on --%s\n", s.Stop)
 	}

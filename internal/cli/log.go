@@ -13,7 +13,7 @@ import (
 )
 
 func newLogCmd(e *env) *cobra.Command {
-	var asJSON bool
+	var asJSON, fusion bool
 	c := &cobra.Command{
 		Use:   "log [<library>]",
 		Short: "List every decision, accepted or not, with its numbers",
@@ -29,10 +29,14 @@ The same decisions are notes on the proposal commits: git log --notes=descent.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
+			if fusion {
+				return runFusionLog(c.Context(), e, name, asJSON)
+			}
 			return runLog(c.Context(), e, name, asJSON)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the decisions as JSON")
+	c.Flags().BoolVar(&fusion, "fusion", false, "print the fusion statistics instead (see evolve --fusion-tournament)")
 	return c
 }
 
@@ -90,4 +94,41 @@ func clipText(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// runFusionLog prints what fusing proposals achieved: with the tournament
+// on, every fusion ranked against its best single member.
+func runFusionLog(ctx context.Context, e *env, name string, asJSON bool) error {
+	repo, err := e.repo(ctx)
+	if err != nil {
+		return err
+	}
+	lib, err := library.Find(ctx, repo, name)
+	if err != nil {
+		return err
+	}
+	head, err := ledger.OpenJournal(repo, lib.Name).Head(ctx)
+	if err != nil {
+		return err
+	}
+	fs := head.State.Fusion
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(fs)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "fusions sent to the gate: %d; proposals that duplicated another (nothing to fuse): %d\n", fs.Fused, fs.NothingToFuse)
+	if fs.Contested == 0 {
+		fmt.Fprintf(w, "no fusion was ranked against its singles: run evolve with --fusion-tournament (or set library.%s.fusion-tournament)\n", lib.Name)
+		return nil
+	}
+	fmt.Fprintf(w, "contested: %d; fused wins %d, single wins %d, ties %d\n", fs.Contested, fs.FusedWins, fs.SingleWins, fs.Ties)
+	fmt.Fprintf(w, "mean gain of the fusion over its best single: %+.3f\n", fs.GainSum/float64(fs.Contested))
+	if fs.LossCount > 0 {
+		fmt.Fprintf(w, "losing tail: %d losses, mean %+.3f, worst %+.3f\n", fs.LossCount, fs.LossSum/float64(fs.LossCount), fs.WorstLoss)
+	} else {
+		fmt.Fprintf(w, "losing tail: none (if ties are many, validation may be too small to tell fusions apart)\n")
+	}
+	return nil
 }

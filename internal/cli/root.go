@@ -95,6 +95,8 @@ Start with:
 		newStatusCmd(e),
 		newLogCmd(e),
 		newShowCmd(e),
+		newPromoteCmd(e),
+		newRollbackCmd(e),
 		newMergeDriverCmd(e),
 		newDemoCmd(e),
 		newDemoAgentCmd(e),

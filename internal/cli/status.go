@@ -152,6 +152,13 @@ func printStatus(e *env, st libraryStatus) {
 	fmt.Fprintf(w, "  %d rounds, %d dev commits, %d promotions, %d clean rounds since the last\n",
 		st.State.Round, st.State.Commits, len(st.State.Promotions), st.State.CleanRounds)
 	fmt.Fprintf(w, "  decisions: %s\n", outcomeList(st.Outcomes))
+	if n := len(st.State.Refile); n > 0 {
+		fmt.Fprintf(w, "  %d proposals re-filed for the next round\n", n)
+	}
+	if n := len(st.State.Rollbacks); n > 0 {
+		last := st.State.Rollbacks[n-1]
+		fmt.Fprintf(w, "  %d rollbacks; last: dev %s → %s\n", n, last.From.Short(), last.To.Short())
+	}
 	if st.State.Tokens > 0 || st.State.Cost > 0 {
 		fmt.Fprintf(w, "  spent so far: %d tokens, $%.4f\n", st.State.Tokens, st.State.Cost)
 	}

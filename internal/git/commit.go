@@ -134,3 +134,46 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to Hash) ([]string, error
 	}
 	return paths, nil
 }
+
+// ChangedLines counts the lines added plus removed between two commits
+// under paths (binary files count as one line each).
+func (r *Repo) ChangedLines(ctx context.Context, from, to Hash, paths []string) (int, error) {
+	args := append([]string{"diff", "--no-ext-diff", "--no-renames", "--numstat", string(from), string(to), "--"}, literal(paths)...)
+	out, err := r.run(ctx, cmd{readOnly: true}, args...)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		if f[0] == "-" {
+			n++
+			continue
+		}
+		var add, del int
+		fmt.Sscan(f[0], &add)
+		fmt.Sscan(f[1], &del)
+		n += add + del
+	}
+	return n, nil
+}
+
+// LogSubjects lists the first-parent commits in from..to that change any of
+// paths, newest first, as "<short hash> <subject>" lines.
+func (r *Repo) LogSubjects(ctx context.Context, from, to Hash, paths []string) ([]string, error) {
+	args := []string{"log", "--first-parent", "--format=%h %s", string(from) + ".." + string(to), "--"}
+	out, err := r.run(ctx, cmd{readOnly: true}, append(args, literal(paths)...)...)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines, nil
+}

@@ -72,8 +72,15 @@ func (r *Repo) withGoGit(f func(*gogit.Repository) error) error {
 	return err
 }
 
+// EmptyTree is the name of the tree with nothing in it, which git knows
+// without storing it.
+const EmptyTree Hash = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
 // ReadTree lists every file below a tree, recursively, in git's order.
 func (r *Repo) ReadTree(ctx context.Context, tree Hash) ([]TreeEntry, error) {
+	if tree == EmptyTree {
+		return nil, nil
+	}
 	var entries []TreeEntry
 	err := r.withGoGit(func(gg *gogit.Repository) error {
 		entries = entries[:0]

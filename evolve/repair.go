@@ -1,0 +1,128 @@
+package evolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/materialize"
+	"github.com/git-descent/git-descent/merge"
+	"github.com/git-descent/git-descent/rollout"
+)
+
+// repairer re-makes stale or conflicting proposals on the current dev
+// (the reflective staleness policy) with the library's proposer, in a
+// worktree of its own. The aggregator calls it from one goroutine.
+type repairer struct {
+	r  *runner
+	wt *git.Worktree
+	w  *worker // runs the proposer and the rollouts the same way workers do
+}
+
+// Repair implements merge.Repairer.
+func (rp *repairer) Repair(ctx context.Context, s *merge.Submission, dev git.Hash) (*merge.Submission, error) {
+	start := time.Now()
+	r, lib, p := rp.r, rp.r.lib, s.Proposal
+	if err := rp.wt.Reset(ctx, dev); err != nil {
+		return nil, err
+	}
+	brief, err := rp.brief(ctx, s, dev)
+	if err != nil {
+		return nil, err
+	}
+	fb := agent.Feedback{Library: lib.Name, SkillDir: filepath.Join(rp.wt.Dir, filepath.FromSlash(lib.Path)), Frozen: lib.Frozen,
+		Failures: []agent.Attempt{}, Passed: []agent.Attempt{}, Repair: brief}
+	rat, err := rp.w.propose(ctx, fb)
+	r.meter.Add(rat.Tokens, rat.Cost)
+	var infra *agent.InfraError
+	switch {
+	case errors.As(err, &infra) || ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		r.opts.Log.Warn("repair failed; counted as declined", "proposal", p.Commit.Short(), "err", err)
+		return nil, nil
+	}
+	edit, err := materialize.Capture(ctx, rp.wt, lib, dev)
+	var invalid *materialize.InvalidEditError
+	switch {
+	case errors.Is(err, materialize.ErrNoChange):
+		return nil, nil
+	case errors.As(err, &invalid):
+		r.opts.Log.Warn("repair made an invalid edit; counted as declined", "proposal", p.Commit.Short(), "err", invalid)
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	tasks := rp.w.tasksByID(p.Tasks)
+	devLib, err := r.repo.TreeOf(ctx, dev, lib.Path)
+	if err != nil {
+		return nil, err
+	}
+	newLib, err := r.repo.TreeOf(ctx, edit.Tree, lib.Path)
+	if err != nil {
+		return nil, err
+	}
+	before, err := r.eval.RolloutAll(ctx, devLib, tasks)
+	if err != nil {
+		return nil, err
+	}
+	after, err := r.eval.RolloutAll(ctx, newLib, tasks)
+	if err != nil {
+		return nil, err
+	}
+	subject := rat.Subject
+	if subject == "" {
+		subject = "Re-apply: " + p.Subject
+	}
+	fixed := &ledger.Proposal{
+		Subject: subject,
+		Body:    strings.TrimSpace(rat.Body + fmt.Sprintf("\n\nRepairs %s (%s), made on %s, for dev %s.", p.Commit.Short(), p.Subject, p.Base.Short(), dev.Short())),
+		Evidence: ledger.Evidence{
+			Library: lib.Name, Worker: p.Worker + "r", Base: dev, Tasks: p.Tasks,
+			RewardBefore: mean(rewards(before)), RewardAfter: mean(rewards(after)),
+			Tokens: rat.Tokens + spent(before).tokens + spent(after).tokens, Cost: rat.Cost + spent(before).cost + spent(after).cost,
+			Seconds: time.Since(start).Seconds(), Agent: r.agent,
+		},
+	}
+	if err := ledger.WriteProposal(context.WithoutCancel(ctx), r.repo, fixed, edit.Tree); err != nil {
+		return nil, err
+	}
+	return &merge.Submission{Proposal: fixed, Paths: edit.Paths}, nil
+}
+
+// brief collects what the proposer needs to re-make a proposal: its own
+// change, and the commits and changes that reached dev since its base.
+func (rp *repairer) brief(ctx context.Context, s *merge.Submission, dev git.Hash) (*agent.Repair, error) {
+	repo, lib, p := rp.r.repo, rp.r.lib, s.Proposal
+	var paths []string
+	for _, rel := range s.Paths {
+		paths = append(paths, lib.RepoPath(rel))
+	}
+	own, err := repo.Diff(ctx, p.Base, p.Commit, []string{lib.Path}, false)
+	if err != nil {
+		return nil, err
+	}
+	since, err := repo.Diff(ctx, p.Base, dev, paths, false)
+	if err != nil {
+		return nil, err
+	}
+	log, err := repo.LogSubjects(ctx, p.Base, dev, paths)
+	if err != nil {
+		return nil, err
+	}
+	return &agent.Repair{Proposal: string(p.Commit), Subject: p.Subject, Body: p.Body, Diff: own, DevLog: strings.Join(log, "\n"), DevDiff: since}, nil
+}
+
+func rewards(recs []rollout.Record) []float64 {
+	out := make([]float64, len(recs))
+	for i, r := range recs {
+		out[i] = r.Reward
+	}
+	return out
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-descent/git-descent/evolve"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
+)
+
+func newPromoteCmd(e *env) *cobra.Command {
+	var force bool
+	c := &cobra.Command{
+		Use:   "promote [<library>]",
+		Short: "Fast-forward stable to dev now, if dev holds up against stable",
+		Long: `promote moves descent/<lib>/stable to dev without waiting for promote-after clean
+rounds. It applies the check a round applies: stable must be an ancestor of dev (stable
+only ever fast-forwards), and dev must score at least as well as stable on validation
+(rolled out if not cached). --force skips the score check; the promotion is recorded as
+forced in the journal. Both versions are scored on the sealed test split for the record.`,
+		Args: argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runPromote(c.Context(), e, firstArg(args), force)
+		},
+	}
+	c.Flags().BoolVar(&force, "force", false, "promote even if dev scores below stable (recorded as forced)")
+	return c
+}
+
+func newRollbackCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rollback [<library>]",
+		Short: "Reset dev to stable, recorded in the journal",
+		Long: `rollback moves descent/<lib>/dev back to stable, for when dev took a wrong turn. The
+old dev stays reachable through the journal (refs/descent/<lib>/journal), so nothing
+merged since is lost: git log --all finds it, and a later evolve starts from stable.`,
+		Args: argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runRollback(c.Context(), e, firstArg(args))
+		},
+	}
+}
+
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
+}
+
+// adminLibrary opens the repository and a library that has been evolved.
+func adminLibrary(ctx context.Context, e *env, name string) (*git.Repo, *library.Library, error) {
+	repo, err := e.repo(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	lib, err := library.Find(ctx, repo, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := repo.ResolveRef(ctx, ledger.Refs{Library: lib.Name}.Dev()); errors.Is(err, git.ErrRefNotFound) {
+		return nil, nil, fmt.Errorf("library %q has not been evolved yet: run git descent evolve %s", lib.Name, lib.Path)
+	}
+	return repo, lib, nil
+}
+
+func runPromote(ctx context.Context, e *env, name string, force bool) error {
+	repo, lib, err := adminLibrary(ctx, e, name)
+	if err != nil {
+		return err
+	}
+	p, err := evolve.Promote(ctx, repo, lib, force, evolve.Options{Log: e.logger()})
+	if err != nil {
+		return err
+	}
+	refs := ledger.Refs{Library: lib.Name}
+	forced := ""
+	if p.Forced {
+		forced = " (forced)"
+	}
+	fmt.Fprintf(e.stdout, "%s: %s → %s%s; validation %.2f → %.2f\n", ledger.Short(refs.Stable()), p.From.Short(), p.To.Short(), forced, p.Stable, p.Dev)
+	if p.StableTest != nil && p.DevTest != nil {
+		fmt.Fprintf(e.stdout, "test split (sealed, not used to decide): %.2f → %.2f\n", *p.StableTest, *p.DevTest)
+	}
+	return nil
+}
+
+func runRollback(ctx context.Context, e *env, name string) error {
+	repo, lib, err := adminLibrary(ctx, e, name)
+	if err != nil {
+		return err
+	}
+	rb, err := evolve.Rollback(ctx, repo, lib, evolve.Options{Log: e.logger()})
+	if err != nil {
+		return err
+	}
+	refs := ledger.Refs{Library: lib.Name}
+	fmt.Fprintf(e.stdout, "%s: %s → %s (stable); the old dev stays reachable from %s\n", ledger.Short(refs.Dev()), rb.From.Short(), rb.To.Short(), refs.Journal())
+	return nil
+}

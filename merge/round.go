@@ -1,0 +1,213 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+)
+
+// round is one aggregation:
+//
+//  1. proposals re-filed by earlier rounds join this round's;
+//  2. admission: the trust region, then the staleness policy (stale ones
+//     rebased, set aside or repaired);
+//  3. changes to guarded (L1) files, and proposals whose own evidence shows
+//     no gain on the current dev, each wait for a gate of their own;
+//  4. the rest are fused, textual conflicts settled by validation score,
+//     semantic ones found by scoring the fusion against its members;
+//  5. each candidate (the fusion, then the singles) goes through the
+//     oracle when it touches L1 files and then the gate, and is committed
+//     to dev when accepted: later candidates merge onto the new dev;
+//  6. promotion, then every decision in the journal.
+//
+// Measurements may be cancelled; writes are not. When the context ends
+// between candidates, the decisions made so far are recorded and the
+// proposals not yet decided stay on their worker branches for the next run.
+func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []ledger.Decision) (*RoundResult, error) {
+	head, err := a.journal.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	state := head.State
+	state.Round++
+	dev, err := a.Repo.ResolveRef(ctx, a.refs.Dev())
+	if err != nil {
+		return nil, err
+	}
+	refiled, attempts, err := a.refiled(ctx, state.Refile)
+	if err != nil {
+		return nil, err
+	}
+	state.Refile = nil
+	subs = append(append([]*Submission(nil), refiled...), subs...)
+	res := &RoundResult{Round: state.Round, Dev: dev}
+	d, err := newDecider(ctx, a, state.Round, dev, subs, attempts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range others {
+		others[i].Round = state.Round
+		d.add(others[i])
+	}
+
+	stopped := a.decide(ctx, d, &state, res, subs)
+	if stopped != nil && !errors.Is(stopped, context.Canceled) && !errors.Is(stopped, context.DeadlineExceeded) {
+		return nil, stopped
+	}
+	wctx := context.WithoutCancel(ctx)
+	if stopped == nil {
+		stable, err := a.Repo.ResolveRef(ctx, a.refs.Stable())
+		if err != nil {
+			return nil, err
+		}
+		if err := a.promote(ctx, &state, stable, res); err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+	}
+	state.Refile = d.refile
+	state.Dev, state.DevScore, state.StableScore = res.Dev, res.DevScore, res.Stable
+	if stable, err := a.Repo.ResolveRef(wctx, a.refs.Stable()); err == nil {
+		state.Stable = stable
+	}
+	res.Decisions = d.list
+	for _, dec := range d.list {
+		if dec.Outcome == ledger.Duplicate {
+			state.Fusion.NothingToFuse++
+		}
+	}
+	tokens, cost := a.Meter.Total()
+	state.Tokens += tokens - a.recorded.tokens
+	state.Cost += cost - a.recorded.cost
+	if _, err := a.journal.Record(wctx, head, state, res.Decisions, roundMessage(a.Library.Name, res)); err != nil {
+		// Not retried: dev may already hold this round's merges.
+		return nil, fmt.Errorf("record round %d of %s: %s (another git-descent may be running on this library)", state.Round, a.Library.Name, err)
+	}
+	a.recorded.tokens, a.recorded.cost = tokens, cost
+	return res, stopped
+}
+
+// decide runs steps 2 to 5 of a round. It returns the context's error when
+// the round was cut short (what was decided stands), or another error.
+func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, subs []*Submission) error {
+	ready, err := a.admit(ctx, d, res.Dev, subs)
+	if err != nil {
+		return err
+	}
+	pool, solos, err := a.split(ctx, d, res.Dev, ready)
+	if err != nil {
+		return err
+	}
+	cand, err := a.fuse(ctx, d, res.Dev, pool)
+	if err != nil {
+		return err
+	}
+	if cand, err = a.rank(ctx, d, state, res.Dev, cand); err != nil {
+		return err
+	}
+	var queue [][]*Submission
+	if len(cand.members) > 0 {
+		queue = append(queue, cand.members)
+	}
+	for _, s := range solos {
+		queue = append(queue, []*Submission{s})
+	}
+	for i, members := range queue {
+		if err := a.candidate(ctx, d, state, res, members); err != nil {
+			for _, rest := range queue[i:] {
+				d.undecided = append(d.undecided, rest...)
+			}
+			return err
+		}
+	}
+	stable, err := a.Repo.ResolveRef(ctx, a.refs.Stable())
+	if err != nil {
+		return err
+	}
+	if res.DevScore, err = a.meanScore(ctx, res.Dev); err != nil {
+		return err
+	}
+	res.Stable, err = a.meanScore(ctx, stable)
+	return err
+}
+
+// candidate merges members onto the current dev, runs the oracle when they
+// touch L1 files, gates the result, and commits it when accepted.
+func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, members []*Submission) error {
+	dev := res.Dev
+	f, err := a.build(ctx, dev, members)
+	var conflict *MemberConflictError
+	if errors.As(err, &conflict) {
+		// An earlier candidate this round took its place.
+		for _, m := range members {
+			d.add(d.decision(m, ledger.ConflictDev, fmt.Sprintf("does not merge onto dev %s after this round's earlier merge: conflict in %v", dev.Short(), conflict.Paths)))
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if f.tree == f.base {
+		for _, m := range members {
+			d.add(d.decision(m, ledger.Duplicate, "dev already makes this change"))
+		}
+		return nil
+	}
+	v := Verdict{Members: members}
+	if a.touchesGuarded(members) {
+		finding, err := a.checkOracle(ctx, f)
+		if err != nil {
+			return err
+		}
+		v.Oracle = finding
+		if finding != oraclePassed {
+			res.Verdicts = append(res.Verdicts, v)
+			for _, m := range members {
+				dec := d.decision(m, ledger.OracleVeto, "changes guarded (L1) files and "+finding)
+				dec.Oracle = finding
+				d.add(dec)
+			}
+			return nil
+		}
+	}
+	if v.Gate, err = a.gate(ctx, dev, f, state.Commits); err != nil {
+		return err
+	}
+	wctx := context.WithoutCancel(ctx)
+	if v.Merge, err = a.commit(wctx, d, state, dev, f, v.Gate, v.Oracle); err != nil {
+		return err
+	}
+	if !v.Merge.IsZero() {
+		res.Dev = v.Merge
+	}
+	res.Verdicts = append(res.Verdicts, v)
+	return nil
+}
+
+// refiled loads the proposals earlier rounds set aside, with how often each
+// was re-filed.
+func (a *Aggregator) refiled(ctx context.Context, queue []ledger.Refile) ([]*Submission, map[git.Hash]int, error) {
+	attempts := map[git.Hash]int{}
+	var subs []*Submission
+	for _, r := range queue {
+		p, err := ledger.ReadProposal(ctx, a.Repo, r.Proposal)
+		if err != nil {
+			return nil, nil, fmt.Errorf("re-filed proposal %s: %w", r.Proposal.Short(), err)
+		}
+		paths, err := a.Repo.ChangedPaths(ctx, p.Base, p.Commit)
+		if err != nil {
+			return nil, nil, err
+		}
+		s := &Submission{Proposal: p}
+		for _, path := range paths {
+			if rel, ok := a.Library.Rel(path); ok {
+				s.Paths = append(s.Paths, rel)
+			}
+		}
+		attempts[p.Commit] = r.Attempts
+		subs = append(subs, s)
+	}
+	return subs, attempts, nil
+}
