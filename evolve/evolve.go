@@ -44,8 +44,8 @@ type Options struct {
 	// rounds (staggered); above 1 their proposals go stale the way an
 	// asynchronous worker's do, for the staleness policy to handle.
 	Refresh int
-	Out          io.Writer // human-readable progress
-	Log          *slog.Logger
+	Out     io.Writer // human-readable progress
+	Log     *slog.Logger
 }
 
 // Summary is the outcome of a run, for the closing report and --json.
