@@ -90,7 +90,18 @@ func runShow(ctx context.Context, e *env, rev, color string) error {
 			}
 			fmt.Fprintf(w, "  fused with %s\n", strings.Join(hs, ", "))
 		}
-		fmt.Fprintf(w, "  staleness %d\n", d.Staleness)
+		switch {
+		case d.Rebased:
+			fmt.Fprintf(w, "  staleness %d (rebased onto the current dev)\n", d.Staleness)
+		default:
+			fmt.Fprintf(w, "  staleness %d\n", d.Staleness)
+		}
+		if !d.RepairedAs.IsZero() {
+			fmt.Fprintf(w, "  repaired as %s\n", d.RepairedAs.Short())
+		}
+		if d.Oracle != "" {
+			fmt.Fprintf(w, "  oracle: %s\n", d.Oracle)
+		}
 	}
 	diff, err := repo.Diff(ctx, p.Base, p.Commit, []string{lib.Path}, useColor(color, w))
 	if err != nil {
