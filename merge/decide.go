@@ -17,9 +17,6 @@ type decider struct {
 	attempts map[git.Hash]int // rounds each proposal was already re-filed
 	list     []ledger.Decision
 	refile   []ledger.Refile
-	// undecided are proposals the round did not reach before it was cut
-	// short; they stay on their worker branches for the next run.
-	undecided []*Submission
 }
 
 // staleness is how far dev moved under a proposal: η, the largest number of

@@ -279,3 +279,21 @@ func TestPromoteRefusesWorseDevUnlessForced(t *testing.T) {
 		t.Fatalf("promotions = %+v", head.State.Promotions)
 	}
 }
+
+// A round cut short keeps the re-filed proposals it did not reach queued.
+func TestCutShortRoundKeepsRefiled(t *testing.T) {
+	f := newFixture(t, "rules:\nend\n", "A", "A", "B")
+	f.lib.Tournament = true
+	a := f.propose("1", "rules:\nA\nend\n", 0, 1, "A")
+	b := f.propose("2", "rules:\nend\nPOISON\nB\n", 0, 1, "B")
+	f.round(a, b) // b is re-filed
+	ctx, cancel := context.WithCancel(f.ctx)
+	f.scorer.before = cancel
+	if _, err := f.agg.Round(ctx, nil, nil); err == nil {
+		t.Fatal("a cancelled round reported success")
+	}
+	head, _ := ledger.OpenJournal(f.repo, "s").Head(f.ctx)
+	if len(head.State.Refile) != 1 || head.State.Refile[0].Proposal != b.Proposal.Commit || head.State.Refile[0].Attempts != 1 {
+		t.Fatalf("refile after a cut-short round = %+v", head.State.Refile)
+	}
+}

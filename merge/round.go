@@ -67,7 +67,7 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 			return nil, err
 		}
 	}
-	state.Refile = d.refile
+	state.Refile = append(d.refile, unreached(refiled, attempts, d.list)...)
 	state.Dev, state.DevScore, state.StableScore = res.Dev, res.DevScore, res.Stable
 	if stable, err := a.Repo.ResolveRef(wctx, a.refs.Stable()); err == nil {
 		state.Stable = stable
@@ -114,11 +114,8 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 	for _, s := range solos {
 		queue = append(queue, []*Submission{s})
 	}
-	for i, members := range queue {
+	for _, members := range queue {
 		if err := a.candidate(ctx, d, state, res, members); err != nil {
-			for _, rest := range queue[i:] {
-				d.undecided = append(d.undecided, rest...)
-			}
 			return err
 		}
 	}
@@ -210,4 +207,21 @@ func (a *Aggregator) refiled(ctx context.Context, queue []ledger.Refile) ([]*Sub
 		subs = append(subs, s)
 	}
 	return subs, attempts, nil
+}
+
+// unreached returns the re-filed proposals a round cut short never
+// decided, to keep them queued as they were (worker branches keep the
+// round's fresh proposals for the next run).
+func unreached(refiled []*Submission, attempts map[git.Hash]int, ds []ledger.Decision) []ledger.Refile {
+	decided := map[git.Hash]bool{}
+	for _, d := range ds {
+		decided[d.Proposal] = true
+	}
+	var out []ledger.Refile
+	for _, s := range refiled {
+		if c := s.Proposal.Commit; !decided[c] {
+			out = append(out, ledger.Refile{Proposal: c, Attempts: attempts[c]})
+		}
+	}
+	return out
 }
