@@ -297,3 +297,68 @@ func TestCutShortRoundKeepsRefiled(t *testing.T) {
 		t.Fatalf("refile after a cut-short round = %+v", head.State.Refile)
 	}
 }
+
+// The full policy merges whatever merges, however stale.
+func TestFullPolicyIgnoresStaleness(t *testing.T) {
+	f := newFixture(t, "top\nrules:\n", "A", "A")
+	f.lib.Staleness, f.lib.Alpha, f.lib.HotChanges = library.StalenessFull, 0, 0
+	p := f.propose("1", "top\nA\nrules:\n", 0, 1, "A")
+	f.advance(2, "x")
+	res := f.round(p)
+	if got := decisionOf(t, res, "1"); got.Outcome != ledger.Committed || got.Staleness != 2 {
+		t.Fatalf("full: %+v", got)
+	}
+}
+
+// α is narrower for guarded (L1) files than for instructions.
+func TestAlphaByLayer(t *testing.T) {
+	f := newFixture(t, "rules:\n", "A", "A")
+	f.lib.Alpha, f.lib.AlphaL1, f.lib.HotChanges = 3, 0, 0
+	dev, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
+	blob, _ := f.repo.HashObject(f.ctx, []byte("echo 1\n"))
+	base, _ := f.repo.TreeOf(f.ctx, dev, "")
+	tree, _ := f.repo.EditTree(f.ctx, base, []git.TreeEdit{{Path: "skills/s/scripts/run.sh", Hash: blob}})
+	p := &ledger.Proposal{Subject: "script", Evidence: ledger.Evidence{Library: "s", Worker: "1", Base: dev}}
+	if err := ledger.WriteProposal(f.ctx, f.repo, p, tree); err != nil {
+		t.Fatal(err)
+	}
+	// dev changes the script once after the proposal's base.
+	blob2, _ := f.repo.HashObject(f.ctx, []byte("echo 0\n"))
+	tree2, _ := f.repo.EditTree(f.ctx, base, []git.TreeEdit{{Path: "skills/s/scripts/run.sh", Hash: blob2}})
+	c, _ := f.repo.CommitTree(f.ctx, git.CommitTreeRequest{Tree: tree2, Parents: []git.Hash{dev}, Message: "dev\n"})
+	if err := f.repo.SetRef(f.ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/dev", Hash: c, OldHash: dev}); err != nil {
+		t.Fatal(err)
+	}
+	res := f.round(&Submission{Proposal: p, Paths: []string{"scripts/run.sh"}})
+	if got := decisionOf(t, res, "1"); got.Outcome != ledger.Stale || got.Alpha != 0 || got.Staleness != 1 {
+		t.Fatalf("L1 staleness: %+v", got)
+	}
+}
+
+// Two changes to guarded files in one round are gated one at a time.
+func TestGuardedChangesAreNotFused(t *testing.T) {
+	f := newFixture(t, "rules:\n", "A", "A", "B")
+	f.agg.Oracle = &fakeOracle{}
+	dev, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
+	base, _ := f.repo.TreeOf(f.ctx, dev, "")
+	var subs []*Submission
+	for i, w := range []string{"A", "B"} {
+		skill, _ := f.repo.HashObject(f.ctx, []byte("rules:\n"+w+"\n"))
+		script, _ := f.repo.HashObject(f.ctx, []byte("echo "+w+"\n"))
+		tree, _ := f.repo.EditTree(f.ctx, base, []git.TreeEdit{{Path: "skills/s/SKILL.md", Hash: skill}, {Path: "skills/s/scripts/" + w + ".sh", Hash: script}})
+		p := &ledger.Proposal{Subject: "script " + w, Evidence: ledger.Evidence{Library: "s", Worker: string(rune('1' + i)), Base: dev}}
+		if err := ledger.WriteProposal(f.ctx, f.repo, p, tree); err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, &Submission{Proposal: p, Paths: []string{"SKILL.md", "scripts/" + w + ".sh"}})
+	}
+	res := f.round(subs...)
+	if len(res.Verdicts) < 2 {
+		t.Fatalf("L1 changes fused: %+v", res.Verdicts)
+	}
+	for _, v := range res.Verdicts {
+		if len(v.Members) != 1 {
+			t.Fatalf("a verdict with %d members", len(v.Members))
+		}
+	}
+}
