@@ -31,7 +31,7 @@ func newDemoCmd(e *env) *cobra.Command {
 		Use:   "demo",
 		Short: "Evolve a built-in example skill in a throwaway repository, offline",
 		Long: `demo creates a new repository (a temporary directory unless --dir is given) with
-a unit-conversion skill that lacks most of its conversion factors and 44 eval tasks,
+a unit-conversion skill that lacks most of its conversion factors and 66 eval tasks,
 then runs git descent init and git descent evolve on it. The agent and the proposer
 are deterministic built-ins (the hidden commands demo-agent and demo-propose, run
 through the same command runner as any agent), so no network or key is needed.
