@@ -35,8 +35,10 @@ a unit-conversion skill that lacks most of its conversion factors and 66 eval ta
 then runs git descent init and git descent evolve on it. The agent and the proposer
 are deterministic built-ins (the hidden commands demo-agent and demo-propose, run
 through the same command runner as any agent), so no network or key is needed.
-It prints the validation score going from the baseline up, and the git commands to
-inspect the result.`,
+Workers refresh their snapshot of dev only every other round, so some proposals go
+stale and the reflective policy re-makes them on the current dev. It prints the
+validation score going from the baseline up, the sealed test split with and without
+the skill, and the git commands to inspect the result.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runDemo(c.Context(), e, o)
