@@ -16,15 +16,8 @@ func Brief(fb Feedback, guarded []string) string {
 	fmt.Fprintf(&b, "You maintain the agent skill %q, whose files are in %s.\n", fb.Library, fb.SkillDir)
 	b.WriteString("An agent used the skill on the tasks below. Improve the skill's files so that this kind of failure stops:\n")
 	b.WriteString("generalise from the failures; do not hard-code answers to these particular tasks.\n\n")
-	b.WriteString("Rules:\n- Edit only files inside the skill's directory.\n")
-	if len(fb.Frozen) > 0 {
-		fmt.Fprintf(&b, "- Never change files matching %s (they are frozen: evals and configuration).\n", strings.Join(fb.Frozen, ", "))
-	}
-	if len(guarded) > 0 {
-		fmt.Fprintf(&b, "- Files matching %s are code: change them only when instructions cannot fix the problem.\n", strings.Join(guarded, ", "))
-	}
-	b.WriteString("- Keep the tasks that passed passing.\n")
-	b.WriteString("- Finish with one line saying what you changed and why (it becomes the commit subject), optionally followed by a short paragraph.\n")
+	writeRules(&b, fb.Frozen, guarded, "only when instructions cannot fix the problem",
+		"- Keep the tasks that passed passing.\n- Finish with one line saying what you changed and why (it becomes the commit subject), optionally followed by a short paragraph.\n")
 	fmt.Fprintf(&b, "\n## Failed tasks (%d)\n", len(fb.Failures))
 	for _, a := range fb.Failures {
 		writeAttempt(&b, a)
@@ -81,14 +74,8 @@ func repairBrief(fb Feedback, guarded []string) string {
 	b.WriteString("An edit was proposed for an older version of these files, and other edits have landed since.\n")
 	b.WriteString("Re-apply the intent of the old edit to the files as they are now, keeping what the newer edits did.\n")
 	b.WriteString("If nothing of it is still needed (the newer edits already do it, or contradict it for good reason), change nothing.\n\n")
-	b.WriteString("Rules:\n- Edit only files inside the skill's directory.\n")
-	if len(fb.Frozen) > 0 {
-		fmt.Fprintf(&b, "- Never change files matching %s.\n", strings.Join(fb.Frozen, ", "))
-	}
-	if len(guarded) > 0 {
-		fmt.Fprintf(&b, "- Files matching %s are code: change them only when the old edit did.\n", strings.Join(guarded, ", "))
-	}
-	b.WriteString("- Finish with one line saying what you re-applied (it becomes the commit subject).\n")
+	writeRules(&b, fb.Frozen, guarded, "only when the old edit did",
+		"- Finish with one line saying what you re-applied (it becomes the commit subject).\n")
 	fmt.Fprintf(&b, "\n## The old edit (%s): %s\n", r.Proposal, r.Subject)
 	if r.Body != "" {
 		fmt.Fprintf(&b, "%s\n", r.Body)
@@ -96,4 +83,18 @@ func repairBrief(fb Feedback, guarded []string) string {
 	fmt.Fprintf(&b, "\n```diff\n%s```\n", clipText(r.Diff, 12000))
 	fmt.Fprintf(&b, "\n## What landed since\n%s\n\n```diff\n%s```\n", r.DevLog, clipText(r.DevDiff, 12000))
 	return b.String()
+}
+
+// writeRules states what a proposer may change: only the skill's files,
+// never the frozen ones, guarded ones only when codeWhen; then the closing
+// rules in tail.
+func writeRules(b *strings.Builder, frozen, guarded []string, codeWhen, tail string) {
+	b.WriteString("Rules:\n- Edit only files inside the skill's directory.\n")
+	if len(frozen) > 0 {
+		fmt.Fprintf(b, "- Never change files matching %s (they are frozen: evals and configuration).\n", strings.Join(frozen, ", "))
+	}
+	if len(guarded) > 0 {
+		fmt.Fprintf(b, "- Files matching %s are code: change them %s.\n", strings.Join(guarded, ", "), codeWhen)
+	}
+	b.WriteString(tail)
 }

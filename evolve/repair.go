@@ -85,7 +85,7 @@ func (rp *repairer) Repair(ctx context.Context, s *merge.Submission, dev git.Has
 		Body:    strings.TrimSpace(rat.Body + fmt.Sprintf("\n\nRepairs %s (%s), made on %s, for dev %s.", p.Commit.Short(), p.Subject, p.Base.Short(), dev.Short())),
 		Evidence: ledger.Evidence{
 			Library: lib.Name, Worker: p.Worker + "r", Base: dev, Tasks: p.Tasks,
-			RewardBefore: mean(rewards(before)), RewardAfter: mean(rewards(after)),
+			RewardBefore: rollout.Mean(before), RewardAfter: rollout.Mean(after),
 			Tokens: rat.Tokens + spent(before).tokens + spent(after).tokens, Cost: rat.Cost + spent(before).cost + spent(after).cost,
 			Seconds: time.Since(start).Seconds(), Agent: r.agent,
 		},
@@ -117,12 +117,4 @@ func (rp *repairer) brief(ctx context.Context, s *merge.Submission, dev git.Hash
 		return nil, err
 	}
 	return &agent.Repair{Proposal: string(p.Commit), Subject: p.Subject, Body: p.Body, Diff: own, DevLog: strings.Join(log, "\n"), DevDiff: since}, nil
-}
-
-func rewards(recs []rollout.Record) []float64 {
-	out := make([]float64, len(recs))
-	for i, r := range recs {
-		out[i] = r.Reward
-	}
-	return out
 }

@@ -157,12 +157,12 @@ func (r *runner) finish(ctx context.Context, scoreTest bool) error {
 	if len(test) == 0 || !scoreTest {
 		return nil
 	}
-	score := func(commit git.Hash) ([]float64, error) {
+	score := func(commit git.Hash) ([]rollout.Record, error) {
 		lib, err := r.repo.TreeOf(ctx, commit, r.lib.Path)
 		if err != nil {
 			return nil, err
 		}
-		return r.testScores(ctx, lib, test)
+		return r.eval.RolloutAll(ctx, lib, test)
 	}
 	start, err := score(s.Start)
 	if err != nil {
@@ -176,27 +176,18 @@ func (r *runner) finish(ctx context.Context, scoreTest bool) error {
 	if err != nil {
 		return err
 	}
-	s.TestStart, s.TestFinal, s.TestStable = mean(start), mean(final), mean(st)
-	s.LiftStart = lift(final, start)
+	s.TestStart, s.TestFinal, s.TestStable = rollout.Mean(start), rollout.Mean(final), rollout.Mean(st)
+	s.LiftStart = lift(rewards(final), rewards(start))
 	s.TestScored = true
 	if r.opts.BaselineNone {
-		none, err := r.testScores(ctx, git.EmptyTree, test)
+		none, err := r.eval.RolloutAll(ctx, git.EmptyTree, test)
 		if err != nil {
 			return err
 		}
-		s.TestNone = ptr(mean(none))
-		s.LiftNone = lift(final, none)
+		s.TestNone = ptr(rollout.Mean(none))
+		s.LiftNone = lift(rewards(final), rewards(none))
 	}
 	return nil
-}
-
-// testScores rolls a library tree out on the test split.
-func (r *runner) testScores(ctx context.Context, lib git.Hash, test []eval.Task) ([]float64, error) {
-	recs, err := r.eval.RolloutAll(ctx, lib, test)
-	if err != nil {
-		return nil, err
-	}
-	return rewards(recs), nil
 }
 
 // Interval is a mean difference with its 95% interval.
@@ -217,7 +208,7 @@ func lift(a, b []float64) *Interval {
 		d[i] = a[i] - b[i]
 	}
 	lo, hi := merge.MeanInterval(d, 0.95)
-	return &Interval{Mean: mean(d), Lo: lo, Hi: hi}
+	return &Interval{Mean: (lo + hi) / 2, Lo: lo, Hi: hi}
 }
 
 func ptr(f float64) *float64 { return &f }

@@ -259,27 +259,13 @@ func (s scorer) Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) 
 	}
 	out := merge.Scores{Rewards: make([]float64, len(runs)), Runs: make([][]float64, len(runs))}
 	for i, recs := range runs {
-		for _, r := range recs {
-			out.Runs[i] = append(out.Runs[i], r.Reward)
-			if !r.Cached {
-				out.Tokens += r.Tokens
-				out.Cost += r.Cost
-			}
-		}
-		out.Rewards[i] = mean(out.Runs[i])
+		out.Runs[i] = rewards(recs)
+		out.Rewards[i] = rollout.Mean(recs)
+		spend := spent(recs)
+		out.Tokens += spend.tokens
+		out.Cost += spend.cost
 	}
 	return out, nil
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // startWorkers gives each worker a fresh worktree at dev, after removing

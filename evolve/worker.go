@@ -189,6 +189,15 @@ type spending struct {
 	cost   float64
 }
 
+// rewards lists the rewards of records.
+func rewards(recs []rollout.Record) []float64 {
+	out := make([]float64, len(recs))
+	for i, r := range recs {
+		out[i] = r.Reward
+	}
+	return out
+}
+
 // spent is what the fresh (not cached) rollouts among recs cost.
 func spent(recs []rollout.Record) spending {
 	var s spending

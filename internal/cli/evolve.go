@@ -85,11 +85,7 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 	if o.MaxTokens < 0 || o.MaxCost < 0 {
 		return &UsageError{fmt.Errorf("--max-tokens and --max-cost must not be negative")}
 	}
-	repo, err := e.repo(ctx)
-	if err != nil {
-		return err
-	}
-	lib, err := library.Find(ctx, repo, o.library)
+	repo, lib, err := e.library(ctx, o.library)
 	if err != nil {
 		return err
 	}

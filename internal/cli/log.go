@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-descent/git-descent/ledger"
-	"github.com/git-descent/git-descent/library"
 )
 
 func newLogCmd(e *env) *cobra.Command {
@@ -41,11 +40,7 @@ The same decisions are notes on the proposal commits: git log --notes=descent.`,
 }
 
 func runLog(ctx context.Context, e *env, name string, asJSON bool) error {
-	repo, err := e.repo(ctx)
-	if err != nil {
-		return err
-	}
-	lib, err := library.Find(ctx, repo, name)
+	repo, lib, err := e.library(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -99,11 +94,7 @@ func clipText(s string, n int) string {
 // runFusionLog prints what fusing proposals achieved: with the tournament
 // on, every fusion ranked against its best single member.
 func runFusionLog(ctx context.Context, e *env, name string, asJSON bool) error {
-	repo, err := e.repo(ctx)
-	if err != nil {
-		return err
-	}
-	lib, err := library.Find(ctx, repo, name)
+	repo, lib, err := e.library(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -55,11 +55,7 @@ func firstArg(args []string) string {
 
 // adminLibrary opens the repository and a library that has been evolved.
 func adminLibrary(ctx context.Context, e *env, name string) (*git.Repo, *library.Library, error) {
-	repo, err := e.repo(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	lib, err := library.Find(ctx, repo, name)
+	repo, lib, err := e.library(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/library"
 )
 
 // env carries a command's I/O and global flags.
@@ -32,6 +33,17 @@ func (e *env) logger() *slog.Logger {
 // directory).
 func (e *env) repo(ctx context.Context) (*git.Repo, error) {
 	return git.Open(ctx, e.dir, e.logger())
+}
+
+// library opens the repository and the library named by arg (see
+// library.Find).
+func (e *env) library(ctx context.Context, arg string) (*git.Repo, *library.Library, error) {
+	repo, err := e.repo(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	lib, err := library.Find(ctx, repo, arg)
+	return repo, lib, err
 }
 
 // ExitError asks main to exit with Code; a non-empty Message is printed.
