@@ -45,11 +45,16 @@ func (m *models) client(role string) (*llm.Client, error) {
 		return nil, fmt.Errorf("library %q: %w", m.lib.Name, err)
 	}
 	price := p.Prices[model]
-	c, err := llm.New(llm.Config{
+	cfg := llm.Config{
 		BaseURL: p.BaseURL, Model: model, Key: key, KeyEnv: p.KeyEnv,
 		Timeout: p.Timeout, MaxRetries: p.Retries, MaxTokens: p.MaxTokens,
 		Price: llm.Price{Input: price.Input, Output: price.Output},
-	}, m.lim)
+	}
+	if p.Temperature != nil {
+		t := float32(*p.Temperature)
+		cfg.Temperature = &t
+	}
+	c, err := llm.New(cfg, m.lim)
 	if err != nil {
 		return nil, fmt.Errorf("library %q: %w", m.lib.Name, err)
 	}

@@ -87,7 +87,7 @@ func TestEveryKeyParses(t *testing.T) {
 		"max-completion-tokens": "1000", "context-budget": "9000",
 		"repeats": "3", "max-regressions": "1", "max-changed-lines": "50", "max-changed-files": "2",
 		"staleness": "reflective", "alpha": "2", "alpha-l1": "0", "hot-changes": "3", "refile-limit": "2",
-		"oracle-timeout": "1m", "fusion-tournament": "true"}
+		"oracle-timeout": "1m", "fusion-tournament": "true", "temperature": "0.7"}
 	for _, k := range Keys {
 		v, ok := valid[k]
 		if !ok {

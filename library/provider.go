@@ -25,6 +25,7 @@ type Provider struct {
 	Concurrency   int           // requests in flight to this endpoint
 	MaxTokens     int           // completion tokens per request; 0 means the server's default
 	ContextBudget int           // characters of library and task text sent in one prompt
+	Temperature   *float64      // sampling temperature; unset means 0 (1 for reasoning models)
 
 	Prices map[string]Price // USD per million tokens, by model
 }
@@ -71,7 +72,7 @@ func (p *Provider) ModelFor(role string) string {
 // ProviderKeys are the keys valid in `descent.*`, the [descent] section of
 // .descent, and a library's section.
 var ProviderKeys = []string{"base-url", "model", "run-model", "proposer-model", "judge-model", "api-key-env",
-	"request-timeout", "max-retries", "concurrency", "max-completion-tokens", "context-budget"}
+	"request-timeout", "max-retries", "concurrency", "max-completion-tokens", "context-budget", "temperature"}
 
 // setProvider applies one provider key; ok is false for keys it does not
 // know.
@@ -103,6 +104,12 @@ func (p *Provider) set(key, v string) (ok bool, err error) {
 		p.MaxTokens, err = strconv.Atoi(v)
 	case "context-budget":
 		p.ContextBudget, err = strconv.Atoi(v)
+	case "temperature":
+		t, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || t < 0 || t > 2 {
+			return true, fmt.Errorf("must be a number from 0 to 2")
+		}
+		p.Temperature = &t
 	default:
 		return false, nil
 	}

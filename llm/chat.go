@@ -39,6 +39,12 @@ func (c *Client) chatRequest(req Request) openai.ChatCompletionRequest {
 		Messages:    make([]openai.ChatCompletionMessage, len(req.Messages)),
 		Temperature: req.Temperature,
 	}
+	switch {
+	case c.cfg.Temperature != nil:
+		out.Temperature = *c.cfg.Temperature
+	case rejectsMaxTokens(c.cfg.Model):
+		out.Temperature = 1 // reasoning models refuse anything else
+	}
 	for i, m := range req.Messages {
 		out.Messages[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
 	}

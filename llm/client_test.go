@@ -167,3 +167,24 @@ func TestConfigBlanksKeyAndAppliesDefaults(t *testing.T) {
 		t.Errorf("Config() = %+v, want %+v", got, want)
 	}
 }
+
+// Reasoning models accept only temperature 1; a configured temperature
+// overrides every request.
+func TestTemperatureForReasoningModelsAndOverride(t *testing.T) {
+	s := newFakeServer(t, func(n int, w http.ResponseWriter, r *http.Request) { writeReply(w, "ok", 1, 1) })
+	gpt5 := newTestClient(t, s, func(cfg *Config) { cfg.Model = "gpt-5" })
+	if _, err := gpt5.Complete(t.Context(), hello); err != nil {
+		t.Fatalf("gpt-5: %v", err)
+	}
+	if got := s.body(0).Temperature; got == nil || *got != 1 {
+		t.Errorf("gpt-5 temperature = %v, want 1", got)
+	}
+	set := float32(0.3)
+	fixed := newTestClient(t, s, func(cfg *Config) { cfg.Temperature = &set })
+	if _, err := fixed.Complete(t.Context(), hello); err != nil {
+		t.Fatalf("configured: %v", err)
+	}
+	if got := s.body(1).Temperature; got == nil || math.Abs(*got-0.3) > 1e-6 {
+		t.Errorf("configured temperature = %v, want 0.3", got)
+	}
+}

@@ -18,6 +18,10 @@ type Config struct {
 	MaxBackoff time.Duration // cap on one wait between attempts; 0 means 60s
 	Price      Price         // zero means every call costs 0
 	MaxTokens  int           // max completion tokens per request; 0 means the server's default
+	// Temperature, when set, replaces every request's. Unset, requests keep
+	// theirs (0, for repeatable answers), except that reasoning models (o1,
+	// o3, o4, gpt-5...), which accept only 1, get 1.
+	Temperature *float32
 }
 
 // Price is what a provider charges, in US dollars per million tokens.
