@@ -306,11 +306,3 @@ func (r *runner) close() {
 	r.lock.release()
 }
 
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

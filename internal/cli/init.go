@@ -279,14 +279,6 @@ func equal(a, b []string) bool {
 	return true
 }
 
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func reportInit(ctx context.Context, e *env, repo *git.Repo, name, rel, evals string, detected bool, wrote []string, changes []hooks.Change) error {
 	out := e.stdout
