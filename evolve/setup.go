@@ -305,4 +305,3 @@ func (r *runner) close() {
 	}
 	r.lock.release()
 }
-

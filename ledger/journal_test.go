@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 )
 
 // proposals writes one proposal per worker on top of a fresh base commit
@@ -34,7 +35,7 @@ func proposals(t *testing.T, repo *git.Repo, lib string, workers ...string) (git
 }
 
 func TestJournalHeadOfNewRepository(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	h, err := OpenJournal(repo, "pdf").Head(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +49,7 @@ func TestJournalHeadOfNewRepository(t *testing.T) {
 }
 
 func TestJournalRecord(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	base, ps := proposals(t, repo, "pdf", "1", "2", "3")
 	j := OpenJournal(repo, "pdf")
 	ref := Refs{"pdf"}.Journal()
@@ -187,7 +188,7 @@ func TestJournalRecord(t *testing.T) {
 // A writer whose head is stale loses the compare-and-swap and changes no
 // ref: neither the journal nor the notes.
 func TestJournalRecordStaleHead(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	_, ps := proposals(t, repo, "pdf", "1", "2")
 	j := OpenJournal(repo, "pdf")
 	ref := Refs{"pdf"}.Journal()

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 )
 
 func TestRecordNotesProposals(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	_, ps := proposals(t, repo, "pdf", "1", "2")
 	j := OpenJournal(repo, "pdf")
 	gate := &Gate{Tasks: 8, Before: 0.5, After: 0.75, Wins: 2, Losses: 0, P: 0.9, Delta: 0.2, Accept: true}
@@ -57,7 +58,7 @@ func TestRecordNotesProposals(t *testing.T) {
 }
 
 func TestRecordWithoutProposalsWritesNoNotes(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	ds := []Decision{{ID: "r0001-w1", Worker: "1", Round: 1, Outcome: NoChange}}
 	if _, err := OpenJournal(repo, "pdf").Record(ctx, JournalHead{}, State{Round: 1}, ds, "round 1\n"); err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestRecordWithoutProposalsWritesNoNotes(t *testing.T) {
 // proposal whose note sits at such a path must replace that note, not add a
 // second one that git would concatenate with it.
 func TestRecordReplacesFannedOutNote(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	_, ps := proposals(t, repo, "pdf", "1", "2")
 	fanned := func(h git.Hash) string { return string(h[:2]) + "/" + string(h[2:]) }
 	tree := editTree(t, ctx, repo, "", map[string]string{

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 )
 
 func TestProposalMessageRoundTrip(t *testing.T) {
@@ -68,7 +69,7 @@ func TestParseProposalOfOtherCommit(t *testing.T) {
 }
 
 func TestWriteProposal(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	base := commitFiles(t, ctx, repo, "base", map[string]string{"skills/pdf/SKILL.md": "v1\n", "README": "r\n"})
 	baseTree, err := repo.TreeOf(ctx, base, "")
 	if err != nil {
@@ -118,7 +119,7 @@ func TestWriteProposal(t *testing.T) {
 // SetRef is the compare-and-swap every ledger write relies on: a writer that
 // read a ref before another moved it must lose, and leave the ref alone.
 func TestSetRefCompareAndSwap(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	a := commitFiles(t, ctx, repo, "a", map[string]string{"f": "a\n"})
 	b := commitFiles(t, ctx, repo, "b", map[string]string{"f": "b\n"}, a)
 	c := commitFiles(t, ctx, repo, "c", map[string]string{"f": "c\n"}, b)

@@ -7,14 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
-	"github.com/git-descent/git-descent/internal/gittest"
 )
-
-// newRepo creates an empty repository, isolated from the user's git config.
-func newRepo(t *testing.T) (context.Context, *git.Repo) {
-	t.Helper()
-	return gittest.NewRepo(t)
-}
 
 // commitFiles makes a commit on parent (none when zero) that sets files
 // (path → content; "" content deletes the path). It moves no ref.

@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 )
 
 func TestStaleness(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	// dev: base → d1 (a) → d2 (a, b) → d3 merges a side branch that
 	// changed b twice → d4 (c). Only first-parent commits count.
 	base := commitFiles(t, ctx, repo, "base", map[string]string{"a": "0\n", "b": "0\n", "c": "0\n", "d": "0\n"})

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-descent/git-descent/internal/gittest"
 )
 
 func TestLoadAll(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	setConfig(t, repo,
 		"library.pdf-audit.path=./skills/pdf-audit/",
 		"library.pdf-audit.evals=./tests/cases.jsonl",
@@ -72,7 +74,7 @@ func TestLoadAll(t *testing.T) {
 }
 
 func TestLoadAllWithoutFile(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	libs, err := LoadAll(ctx, repo)
 	if err != nil || len(libs) != 0 {
 		t.Errorf("LoadAll without %s = %v, %v; want none", FileName, libs, err)
@@ -124,7 +126,7 @@ func TestLoadAllErrors(t *testing.T) {
 			[]string{`library "pdf" has no path`, "library.pdf.path"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ctx, repo := newRepo(t)
+			ctx, repo := gittest.NewRepo(t)
 			setConfig(t, repo, c.kvs...)
 			libs, err := LoadAll(ctx, repo)
 			if err == nil {
@@ -140,7 +142,7 @@ func TestLoadAllErrors(t *testing.T) {
 }
 
 func TestFind(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	setConfig(t, repo, "library.alpha.path=skills/alpha", "library.my.lib.path=tools/x")
 	for _, c := range []struct {
 		arg, want string
@@ -172,7 +174,7 @@ func TestFind(t *testing.T) {
 }
 
 func TestFindDefault(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	if l, err := Find(ctx, repo, ""); !errors.Is(err, ErrNotConfigured) {
 		t.Errorf(`Find("") with no libraries = %v, %v; want ErrNotConfigured`, l, err)
 	}
@@ -187,7 +189,7 @@ func TestFindDefault(t *testing.T) {
 // [descent] section, then the library's own keys; a model alone selects
 // the openai runner and proposer.
 func TestProviderSettings(t *testing.T) {
-	ctx, repo := newRepo(t)
+	ctx, repo := gittest.NewRepo(t)
 	t.Setenv("OPENAI_BASE_URL", "")
 	gitConfig := func(k, v string) {
 		t.Helper()

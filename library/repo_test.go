@@ -1,21 +1,13 @@
 package library
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
-	"github.com/git-descent/git-descent/internal/gittest"
 )
-
-// newRepo creates an empty repository, isolated from the user's git config.
-func newRepo(t *testing.T) (context.Context, *git.Repo) {
-	t.Helper()
-	return gittest.NewRepo(t)
-}
 
 // setConfig writes .descent with `git config -f`, one call per key and
 // value: "key=value" replaces, "+key=value" adds another value.

@@ -279,7 +279,6 @@ func equal(a, b []string) bool {
 	return true
 }
 
-
 func reportInit(ctx context.Context, e *env, repo *git.Repo, name, rel, evals string, detected bool, wrote []string, changes []hooks.Change) error {
 	out := e.stdout
 	if len(wrote) == 0 && len(changes) == 0 {
