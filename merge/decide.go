@@ -17,6 +17,20 @@ type decider struct {
 	attempts map[git.Hash]int // rounds each proposal was already re-filed
 	list     []ledger.Decision
 	refile   []ledger.Refile
+	built    map[*Submission]*fusion // each submission merged alone onto dev
+}
+
+// alone returns s merged alone onto the round's dev, merging it once
+// however many steps ask (evidence, conflicts, ranking).
+func (d *decider) alone(ctx context.Context, s *Submission) (*fusion, error) {
+	if f, ok := d.built[s]; ok {
+		return f, nil
+	}
+	f, err := d.a.build(ctx, d.dev, []*Submission{s})
+	if err == nil {
+		d.built[s] = f
+	}
+	return f, err
 }
 
 // staleness is how far dev moved under a proposal: η, the largest number of
@@ -29,7 +43,7 @@ type staleness struct {
 // newDecider starts a round's decisions, reading each submission's
 // staleness against dev from the ledger.
 func newDecider(ctx context.Context, a *Aggregator, round int, dev git.Hash, subs []*Submission, attempts map[git.Hash]int) (*decider, error) {
-	d := &decider{a: a, round: round, dev: dev, eta: map[*Submission]staleness{}, attempts: attempts}
+	d := &decider{a: a, round: round, dev: dev, eta: map[*Submission]staleness{}, attempts: attempts, built: map[*Submission]*fusion{}}
 	for _, s := range subs {
 		st, err := a.staleness(ctx, s, dev)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 // fusion is a candidate under construction: dev with some proposals merged
 // in, as a chain of throwaway merge commits (never referenced by a ref).
 type fusion struct {
+	dev     git.Hash // the dev commit it is built on
 	commit  git.Hash
 	tree    git.Hash
 	base    git.Hash // dev's tree
@@ -68,7 +69,7 @@ func (a *Aggregator) build(ctx context.Context, dev git.Hash, members []*Submiss
 	if err != nil {
 		return nil, err
 	}
-	f := &fusion{commit: dev, tree: tree, base: tree}
+	f := &fusion{dev: dev, commit: dev, tree: tree, base: tree}
 	for _, m := range members {
 		if f, err = a.extend(ctx, f, m); err != nil {
 			return nil, err
@@ -91,14 +92,14 @@ func (a *Aggregator) extend(ctx context.Context, f *fusion, m *Submission) (*fus
 	if err != nil {
 		return nil, err
 	}
-	return &fusion{commit: c, tree: tree, base: f.base, members: append(append([]*Submission(nil), f.members...), m)}, nil
+	return &fusion{dev: f.dev, commit: c, tree: tree, base: f.base, members: append(append([]*Submission(nil), f.members...), m)}, nil
 }
 
 // settle handles s conflicting with the current members: when s does not
 // merge onto dev alone it is decided as such; otherwise s and the members it
 // clashes with are scored alone on validation, and the best stays.
 func (a *Aggregator) settle(ctx context.Context, d *decider, dev git.Hash, members []*Submission, s *Submission) (*fusion, error) {
-	alone, err := a.build(ctx, dev, []*Submission{s})
+	alone, err := d.alone(ctx, s)
 	var conflict *MemberConflictError
 	if errors.As(err, &conflict) {
 		d.add(d.decision(s, ledger.ConflictDev, fmt.Sprintf("does not merge onto dev %s: conflict in %v", dev.Short(), conflict.Paths)))
@@ -108,17 +109,17 @@ func (a *Aggregator) settle(ctx context.Context, d *decider, dev git.Hash, membe
 		return nil, err
 	}
 	rivals := overlapping(members, s)
-	sScore, err := a.meanScore(ctx, alone.tree)
+	sScore, err := a.scoreTree(ctx, alone.tree, a.Validation)
 	if err != nil {
 		return nil, err
 	}
 	best, bestScore := (*Submission)(nil), -1.0
 	for _, r := range rivals {
-		f, err := a.build(ctx, dev, []*Submission{r})
+		f, err := d.alone(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		sc, err := a.meanScore(ctx, f.tree)
+		sc, err := a.scoreTree(ctx, f.tree, a.Validation)
 		if err != nil {
 			return nil, err
 		}
@@ -187,20 +188,6 @@ func contains(ss []*Submission, s *Submission) bool {
 		}
 	}
 	return false
-}
-
-// meanScore is the mean validation reward of a whole-repository tree's
-// library.
-func (a *Aggregator) meanScore(ctx context.Context, tree git.Hash) (float64, error) {
-	lib, err := a.Repo.TreeOf(ctx, tree, a.Library.Path)
-	if err != nil {
-		return 0, err
-	}
-	s, err := a.Scorer.Score(ctx, lib, a.Validation)
-	if err != nil {
-		return 0, err
-	}
-	return mean(s.Rewards), nil
 }
 
 func mean(xs []float64) float64 {

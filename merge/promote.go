@@ -101,11 +101,11 @@ func (a *Aggregator) Promote(ctx context.Context, force bool) (*ledger.Promotion
 	} else if !ok {
 		return nil, fmt.Errorf("%w: stable %s is not an ancestor of dev %s, so stable cannot fast-forward (roll dev back with git descent rollback, or reset stable yourself)", ErrNotPromotable, stable.Short(), dev.Short())
 	}
-	devScore, err := a.meanScore(ctx, dev)
+	devScore, err := a.scoreTree(ctx, dev, a.Validation)
 	if err != nil {
 		return nil, err
 	}
-	stableScore, err := a.meanScore(ctx, stable)
+	stableScore, err := a.scoreTree(ctx, stable, a.Validation)
 	if err != nil {
 		return nil, err
 	}

@@ -57,21 +57,14 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 	if stopped != nil && !errors.Is(stopped, context.Canceled) && !errors.Is(stopped, context.DeadlineExceeded) {
 		return nil, stopped
 	}
-	wctx := context.WithoutCancel(ctx)
 	if stopped == nil {
-		stable, err := a.Repo.ResolveRef(ctx, a.refs.Stable())
-		if err != nil {
-			return nil, err
-		}
-		if err := a.promote(ctx, &state, stable, res); err != nil && ctx.Err() == nil {
-			return nil, err
+		stopped = a.measureAndPromote(ctx, &state, res)
+		if stopped != nil && ctx.Err() == nil {
+			return nil, stopped
 		}
 	}
+	wctx := context.WithoutCancel(ctx)
 	state.Refile = append(d.refile, unreached(refiled, attempts, d.list)...)
-	state.Dev, state.DevScore, state.StableScore = res.Dev, res.DevScore, res.Stable
-	if stable, err := a.Repo.ResolveRef(wctx, a.refs.Stable()); err == nil {
-		state.Stable = stable
-	}
 	res.Decisions = d.list
 	for _, dec := range d.list {
 		if dec.Outcome == ledger.Duplicate {
@@ -104,37 +97,52 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 	if err != nil {
 		return err
 	}
-	if cand, err = a.rank(ctx, d, state, res.Dev, cand); err != nil {
+	if cand, err = a.rank(ctx, d, state, cand); err != nil {
 		return err
 	}
-	var queue [][]*Submission
+	var queue []*fusion
 	if len(cand.members) > 0 {
-		queue = append(queue, cand.members)
+		queue = append(queue, cand)
 	}
 	for _, s := range solos {
-		queue = append(queue, []*Submission{s})
+		queue = append(queue, &fusion{members: []*Submission{s}})
 	}
-	for _, members := range queue {
-		if err := a.candidate(ctx, d, state, res, members); err != nil {
+	for _, c := range queue {
+		if err := a.candidate(ctx, d, state, res, c); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// measureAndPromote scores dev and stable on validation after the round's
+// merges and applies the promotion rule, keeping the scores in state.
+func (a *Aggregator) measureAndPromote(ctx context.Context, state *ledger.State, res *RoundResult) error {
 	stable, err := a.Repo.ResolveRef(ctx, a.refs.Stable())
 	if err != nil {
 		return err
 	}
-	if res.DevScore, err = a.meanScore(ctx, res.Dev); err != nil {
+	if res.DevScore, err = a.scoreTree(ctx, res.Dev, a.Validation); err != nil {
 		return err
 	}
-	res.Stable, err = a.meanScore(ctx, stable)
+	if res.Stable, err = a.scoreTree(ctx, stable, a.Validation); err != nil {
+		return err
+	}
+	state.Dev, state.Stable = res.Dev, stable
+	err = a.promote(ctx, state, stable, res)
+	state.DevScore, state.StableScore = res.DevScore, res.Stable
 	return err
 }
 
-// candidate merges members onto the current dev, runs the oracle when they
-// touch L1 files, gates the result, and commits it when accepted.
-func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, members []*Submission) error {
-	dev := res.Dev
-	f, err := a.build(ctx, dev, members)
+// candidate merges c's members onto the current dev (reusing c when it was
+// built on it), runs the oracle when they touch L1 files, gates the result,
+// and commits it when accepted.
+func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, c *fusion) error {
+	dev, members := res.Dev, c.members
+	f, err := c, error(nil)
+	if c.dev != dev {
+		f, err = a.build(ctx, dev, members)
+	}
 	var conflict *MemberConflictError
 	if errors.As(err, &conflict) {
 		// An earlier candidate this round took its place.

@@ -31,7 +31,7 @@ func (a *Aggregator) split(ctx context.Context, d *decider, dev git.Hash, ready 
 			pool = append(pool, s) // nothing to ride along with
 			continue
 		}
-		before, after, known, err := a.ownEvidence(ctx, dev, s)
+		before, after, known, err := a.ownEvidence(ctx, d, s)
 		var conflict *MemberConflictError
 		switch {
 		case errors.As(err, &conflict):
@@ -51,14 +51,14 @@ func (a *Aggregator) split(ctx context.Context, d *decider, dev git.Hash, ready 
 
 // ownEvidence re-runs a proposal's own train tasks on dev and on dev with
 // the proposal merged in. known is false when none of its tasks is known.
-func (a *Aggregator) ownEvidence(ctx context.Context, dev git.Hash, s *Submission) (before, after float64, known bool, err error) {
+func (a *Aggregator) ownEvidence(ctx context.Context, d *decider, s *Submission) (before, after float64, known bool, err error) {
 	var tasks []eval.Task
 	for _, id := range s.Proposal.Tasks {
 		if t, ok := a.Train[id]; ok {
 			tasks = append(tasks, t)
 		}
 	}
-	f, err := a.build(ctx, dev, []*Submission{s})
+	f, err := d.alone(ctx, s)
 	if err != nil || len(tasks) == 0 {
 		return 0, 0, false, err
 	}
@@ -69,8 +69,8 @@ func (a *Aggregator) ownEvidence(ctx context.Context, dev git.Hash, s *Submissio
 	return before, after, true, err
 }
 
-// scoreTree is the mean reward of a whole-repository tree's library on
-// tasks.
+// scoreTree is the mean reward of a whole-repository tree's library (or a
+// commit's) on tasks.
 func (a *Aggregator) scoreTree(ctx context.Context, tree git.Hash, tasks []eval.Task) (float64, error) {
 	lib, err := a.Repo.TreeOf(ctx, tree, a.Library.Path)
 	if err != nil {
@@ -93,7 +93,7 @@ const semanticSubset = 8
 // the best single goes on alone and the others are re-filed. Without the
 // tournament the check uses a shared subset of validation; with it, the
 // whole split, and the fusion statistics are kept.
-func (a *Aggregator) rank(ctx context.Context, d *decider, state *ledger.State, dev git.Hash, cand *fusion) (*fusion, error) {
+func (a *Aggregator) rank(ctx context.Context, d *decider, state *ledger.State, cand *fusion) (*fusion, error) {
 	if len(cand.members) < 2 {
 		return cand, nil
 	}
@@ -108,7 +108,7 @@ func (a *Aggregator) rank(ctx context.Context, d *decider, state *ledger.State, 
 	var best *fusion
 	bestScore := -1.0
 	for _, m := range cand.members {
-		f, err := a.build(ctx, dev, []*Submission{m})
+		f, err := d.alone(ctx, m)
 		if err != nil {
 			return nil, err
 		}
