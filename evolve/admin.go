@@ -4,11 +4,9 @@ import (
 	"context"
 
 	"github.com/git-descent/git-descent/budget"
-	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
-	"github.com/git-descent/git-descent/merge"
 )
 
 // Promote fast-forwards a library's stable to dev outside a run: with the
@@ -56,10 +54,8 @@ func adminRunner(ctx context.Context, repo *git.Repo, lib *library.Library, opts
 	if r.splits, err = loadSplits(repo, lib); err != nil {
 		return fail(err)
 	}
-	if r.eval, err = r.newEvaluator(ctx); err != nil {
+	if err := r.newAggregator(ctx); err != nil {
 		return fail(err)
 	}
-	r.agg = merge.NewAggregator(repo, lib, r.splits[eval.Validation], scorer{r.eval, lib.Repeats}, opts.Log)
-	r.agg.Test = r.splits[eval.Test]
 	return r, nil
 }

@@ -10,10 +10,8 @@ import (
 
 	"github.com/git-descent/git-descent/agent"
 	"github.com/git-descent/git-descent/internal/git"
-	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/materialize"
 	"github.com/git-descent/git-descent/merge"
-	"github.com/git-descent/git-descent/rollout"
 )
 
 // repairer re-makes stale or conflicting proposals on the current dev
@@ -64,36 +62,15 @@ func (rp *repairer) Repair(ctx context.Context, s *merge.Submission, dev git.Has
 	if err != nil {
 		return nil, err
 	}
-	newLib, err := r.repo.TreeOf(ctx, edit.Tree, lib.Path)
-	if err != nil {
-		return nil, err
-	}
 	before, err := r.eval.RolloutAll(ctx, devLib, tasks)
 	if err != nil {
 		return nil, err
 	}
-	after, err := r.eval.RolloutAll(ctx, newLib, tasks)
-	if err != nil {
-		return nil, err
+	if rat.Subject == "" {
+		rat.Subject = "Re-apply: " + p.Subject
 	}
-	subject := rat.Subject
-	if subject == "" {
-		subject = "Re-apply: " + p.Subject
-	}
-	fixed := &ledger.Proposal{
-		Subject: subject,
-		Body:    strings.TrimSpace(rat.Body + fmt.Sprintf("\n\nRepairs %s (%s), made on %s, for dev %s.", p.Commit.Short(), p.Subject, p.Base.Short(), dev.Short())),
-		Evidence: ledger.Evidence{
-			Library: lib.Name, Worker: p.Worker + "r", Base: dev, Tasks: p.Tasks,
-			RewardBefore: rollout.Mean(before), RewardAfter: rollout.Mean(after),
-			Tokens: rat.Tokens + spent(before).tokens + spent(after).tokens, Cost: rat.Cost + spent(before).cost + spent(after).cost,
-			Seconds: time.Since(start).Seconds(), Agent: r.agent,
-		},
-	}
-	if err := ledger.WriteProposal(context.WithoutCancel(ctx), r.repo, fixed, edit.Tree); err != nil {
-		return nil, err
-	}
-	return &merge.Submission{Proposal: fixed, Paths: edit.Paths}, nil
+	rat.Body = strings.TrimSpace(rat.Body + fmt.Sprintf("\n\nRepairs %s (%s), made on %s, for dev %s.", p.Commit.Short(), p.Subject, p.Base.Short(), dev.Short()))
+	return r.commitProposal(ctx, p.Worker+"r", dev, edit, tasks, before, rat, start)
 }
 
 // brief collects what the proposer needs to re-make a proposal: its own

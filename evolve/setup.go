@@ -86,6 +86,16 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 	for s, ts := range r.splits {
 		r.summary.Tasks[s.String()] = len(ts)
 	}
+	if err := r.newAggregator(ctx); err != nil {
+		return err
+	}
+	return r.startWorkers(ctx, dev)
+}
+
+// newAggregator builds the evaluator and the aggregator that uses it, with
+// the splits, the meter and the oracle.
+func (r *runner) newAggregator(ctx context.Context) error {
+	var err error
 	if r.eval, err = r.newEvaluator(ctx); err != nil {
 		return err
 	}
@@ -99,7 +109,7 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 	if r.lib.Oracle != "" {
 		r.agg.Oracle = &oracle{repo: r.repo, lib: r.lib, exe: git.ExecutablePath()}
 	}
-	return r.startWorkers(ctx, dev)
+	return nil
 }
 
 // validate checks the parts of a library's config a run needs.

@@ -117,32 +117,43 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 	case err != nil:
 		return nil, nil, err
 	}
-	newLib, err := w.r.repo.TreeOf(ctx, edit.Tree, lib.Path)
+	if rat.Subject == "" {
+		rat.Subject = fmt.Sprintf("Edit %s after %d failed tasks", strings.Join(edit.Paths, ", "), len(fb.Failures))
+	}
+	sub, err := w.r.commitProposal(ctx, w.id, dev, edit, batch, before, rat, start)
 	if err != nil {
 		return nil, nil, err
 	}
-	after, err := w.r.eval.RolloutAll(ctx, newLib, batch)
+	w.last = ""
+	return sub, nil, nil
+}
+
+// commitProposal re-runs tasks with the edit applied and commits the edit
+// as worker's proposal on dev, with its evidence: the tasks' rewards
+// before (on dev) and after, and what they and the proposer spent.
+func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash, edit materialize.Edit, tasks []eval.Task, before []rollout.Record, rat agent.Rationale, start time.Time) (*merge.Submission, error) {
+	newLib, err := r.repo.TreeOf(ctx, edit.Tree, r.lib.Path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	after, err := r.eval.RolloutAll(ctx, newLib, tasks)
+	if err != nil {
+		return nil, err
 	}
 	p := &ledger.Proposal{
 		Subject: rat.Subject, Body: rat.Body,
 		Evidence: ledger.Evidence{
-			Library: lib.Name, Worker: w.id, Base: dev, Tasks: ids(batch),
+			Library: r.lib.Name, Worker: worker, Base: dev, Tasks: ids(tasks),
 			RewardBefore: rollout.Mean(before), RewardAfter: rollout.Mean(after),
 			Tokens:  rat.Tokens + spent(before).tokens + spent(after).tokens,
 			Cost:    rat.Cost + spent(before).cost + spent(after).cost,
-			Seconds: time.Since(start).Seconds(), Agent: w.r.agent,
+			Seconds: time.Since(start).Seconds(), Agent: r.agent,
 		},
 	}
-	if p.Subject == "" {
-		p.Subject = fmt.Sprintf("Edit %s after %d failed tasks", strings.Join(edit.Paths, ", "), len(fb.Failures))
+	if err := ledger.WriteProposal(context.WithoutCancel(ctx), r.repo, p, edit.Tree); err != nil {
+		return nil, err
 	}
-	if err := ledger.WriteProposal(context.WithoutCancel(ctx), w.r.repo, p, edit.Tree); err != nil {
-		return nil, nil, err
-	}
-	w.last = ""
-	return &merge.Submission{Proposal: p, Paths: edit.Paths}, nil, nil
+	return &merge.Submission{Proposal: p, Paths: edit.Paths}, nil
 }
 
 // propose runs the proposer with a private control directory.
