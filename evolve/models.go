@@ -118,11 +118,11 @@ func newProposer(ctx context.Context, lib *library.Library, ms *models, exe stri
 		model := lib.Provider.ProposerModel
 		allow := append(append([]string(nil), p.Allow...), lib.Env...)
 		return &agent.ExecProposer{
-			Command: agent.WithModel(p.Propose, model), Allow: allow, Timeout: lib.ProposeTimout, ExePath: exe,
+			Command: agent.WithModel(p.Propose, model), Allow: allow, Timeout: lib.ProposeTimeout, ExePath: exe,
 			Guarded: lib.Guarded, InSkillDir: true, Parse: p.Parse, Homes: p.Homes, Price: price(lib, model),
 		}, p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
 	}
-	return &agent.ExecProposer{Command: lib.Proposer, Allow: lib.Env, Timeout: lib.ProposeTimout, ExePath: exe, Guarded: lib.Guarded}, "command", nil
+	return &agent.ExecProposer{Command: lib.Proposer, Allow: lib.Env, Timeout: lib.ProposeTimeout, ExePath: exe, Guarded: lib.Guarded}, "command", nil
 }
 
 func price(lib *library.Library, model string) agent.Price {

@@ -215,7 +215,7 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 	case "proposer":
 		l.Proposer = v
 	case "propose-timeout":
-		l.ProposeTimout, err = time.ParseDuration(v)
+		l.ProposeTimeout, err = time.ParseDuration(v)
 	case "env":
 		appendTo(&l.Env)
 	case "frozen":

@@ -46,7 +46,7 @@ func TestLoadAll(t *testing.T) {
 	pdf := &Library{
 		Name: "pdf-audit", Path: "skills/pdf-audit", Evals: "tests/cases.jsonl", Split: "60/20/20", Seed: "s1", Layout: "claude",
 		Run: "my-agent {{prompt}}", Timeout: 90 * time.Second, Scorer: "numeric", Tolerance: 0.01, ScoreCommand: "score.sh",
-		Proposer: "my-proposer {{failures_file}}", ProposeTimout: 5 * time.Minute,
+		Proposer: "my-proposer {{failures_file}}", ProposeTimeout: 5 * time.Minute,
 		Env:       []string{"ANTHROPIC_*", "MY_TOKEN"},
 		Frozen:    []string{"tests/**", "LICENSE"}, // replaces the default, then appends
 		Guarded:   []string{"scripts/**"},          // not set: the default

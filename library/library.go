@@ -36,14 +36,14 @@ type Library struct {
 	Seed   string // seed of the split hash
 	Layout string // where rollouts see the library: repo, claude, codex, root, or a relative path; "" follows the runner
 
-	Run           string        // rollout command template
-	Timeout       time.Duration // per rollout
-	Scorer        string        // exact, contains, regex, numeric, command
-	Tolerance     float64       // numeric scorer tolerance
-	ScoreCommand  string        // command scorer
-	Proposer      string        // proposer command template
-	ProposeTimout time.Duration // per proposer run
-	Env           []string      // environment variable names passed to commands ("NAME" or "PREFIX_*")
+	Run            string        // rollout command template
+	Timeout        time.Duration // per rollout
+	Scorer         string        // exact, contains, regex, numeric, command
+	Tolerance      float64       // numeric scorer tolerance
+	ScoreCommand   string        // command scorer
+	Proposer       string        // proposer command template
+	ProposeTimeout time.Duration // per proposer run
+	Env            []string      // environment variable names passed to commands ("NAME" or "PREFIX_*")
 
 	Frozen  []string // L0 globs: never edited by a proposal
 	Guarded []string // L1 globs: stricter gate
@@ -103,32 +103,32 @@ const (
 func New(p string) *Library {
 	p = CleanPath(p)
 	return &Library{
-		Name:          path.Base(p),
-		Path:          p,
-		Evals:         "evals/evals.json",
-		Split:         DefaultSplit,
-		Layout:        DefaultLayout,
-		Timeout:       DefaultTimeout,
-		ProposeTimout: DefaultTimeout,
-		Scorer:        DefaultScorer,
-		Frozen:        []string{"evals/**"},
-		Guarded:       []string{"scripts/**"},
-		Hide:          []string{"evals/**"},
-		Minibatch:     DefaultMinibatch,
-		Delta:         DefaultDelta,
-		DeltaFloor:    DefaultDeltaFloor,
-		HalfLife:      DefaultHalfLife,
-		PromoteAfter:  DefaultPromoteAfter,
-		Provider:      defaultProvider(),
-		Repeats:       1,
-		MaxLines:      DefaultMaxLines,
-		MaxFiles:      DefaultMaxFiles,
-		Staleness:     StalenessGuarded,
-		Alpha:         DefaultAlpha,
-		AlphaL1:       DefaultAlphaL1,
-		HotChanges:    DefaultHotChanges,
-		RefileLimit:   DefaultRefileLimit,
-		OracleTimeout: DefaultTimeout,
+		Name:           path.Base(p),
+		Path:           p,
+		Evals:          "evals/evals.json",
+		Split:          DefaultSplit,
+		Layout:         DefaultLayout,
+		Timeout:        DefaultTimeout,
+		ProposeTimeout: DefaultTimeout,
+		Scorer:         DefaultScorer,
+		Frozen:         []string{"evals/**"},
+		Guarded:        []string{"scripts/**"},
+		Hide:           []string{"evals/**"},
+		Minibatch:      DefaultMinibatch,
+		Delta:          DefaultDelta,
+		DeltaFloor:     DefaultDeltaFloor,
+		HalfLife:       DefaultHalfLife,
+		PromoteAfter:   DefaultPromoteAfter,
+		Provider:       defaultProvider(),
+		Repeats:        1,
+		MaxLines:       DefaultMaxLines,
+		MaxFiles:       DefaultMaxFiles,
+		Staleness:      StalenessGuarded,
+		Alpha:          DefaultAlpha,
+		AlphaL1:        DefaultAlphaL1,
+		HotChanges:     DefaultHotChanges,
+		RefileLimit:    DefaultRefileLimit,
+		OracleTimeout:  DefaultTimeout,
 	}
 }
 
