@@ -86,7 +86,10 @@ func (e *Evaluator) rollout(ctx context.Context, libTree git.Hash, t eval.Task, 
 		e.rollouts.Add(1)
 		e.nanos.Add(int64(time.Since(start)))
 		e.Meter.Add(rec.Tokens, rec.Cost)
-		return rec, err
+		if err != nil {
+			return Record{}, err
+		}
+		return rec, nil
 	})
 	if hit {
 		e.hits.Add(1)
@@ -131,7 +134,8 @@ func (e *Evaluator) RolloutRepeats(ctx context.Context, libTree git.Hash, tasks 
 	return runs, nil
 }
 
-// run does one rollout in a fresh workspace.
+// run does one rollout in a fresh workspace. On an error the record it
+// returns carries only what was spent, for the meter; it is never kept.
 func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task) (Record, error) {
 	ws, err := sandbox.NewWorkspace(e.WorkDir, "descent-rollout-")
 	if err != nil {
@@ -164,8 +168,7 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task) (Rec
 	var infra *agent.InfraError
 	if errors.As(runErr, &infra) {
 		// Not the library's failure: never recorded, the run stops.
-		e.Meter.Add(rec.Tokens, rec.Cost)
-		return Record{}, fmt.Errorf("rollout of task %q: %w", t.ID, runErr)
+		return rec, fmt.Errorf("rollout of task %q: %w", t.ID, runErr)
 	}
 	if runErr != nil {
 		rec.Error = runErr.Error()
@@ -176,8 +179,7 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task) (Rec
 	rec.Tokens += g.Tokens
 	rec.Cost += g.Cost
 	if err != nil {
-		e.Meter.Add(rec.Tokens, rec.Cost)
-		return Record{}, err
+		return rec, err
 	}
 	rec.Reward, rec.Grading = g.Reward, g.Expectations
 	return rec, nil

@@ -1,0 +1,102 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/budget"
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
+	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/sandbox"
+)
+
+// spendRunner answers every task, spending 10 tokens and $0.01; tasks
+// "fail" and "infra" fail as the library's fault and as infrastructure's.
+type spendRunner struct{}
+
+func (spendRunner) Run(_ context.Context, req agent.Request) (agent.Response, error) {
+	resp := agent.Response{Output: "out", Tokens: 10, Cost: 0.01}
+	switch req.TaskID {
+	case "fail":
+		return resp, errors.New("agent exited 1")
+	case "infra":
+		return resp, &agent.InfraError{Err: errors.New("connection refused")}
+	}
+	return resp, nil
+}
+
+// spendGrader grades with 5 tokens and $0.005, and cannot grade "unscorable".
+type spendGrader struct{}
+
+func (spendGrader) Score(ctx context.Context, t eval.Task, output string) (float64, error) {
+	g, err := spendGrader{}.Grade(ctx, t, output)
+	return g.Reward, err
+}
+
+func (spendGrader) Grade(_ context.Context, t eval.Task, _ string) (eval.Grade, error) {
+	g := eval.Grade{Reward: 1, Tokens: 5, Cost: 0.005}
+	if t.ID == "unscorable" {
+		return g, errors.New("judge returned no verdict")
+	}
+	return g, nil
+}
+
+// Every fresh rollout's spending reaches the meter exactly once, whether it
+// succeeds, fails as the library's fault, fails for infrastructure or
+// cannot be scored; a cached result spends nothing.
+func TestEvaluatorMetersEveryFreshRolloutOnce(t *testing.T) {
+	ctx, repo := gittest.NewRepo(t)
+	skill := filepath.Join(repo.Top(), "skills", "s")
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("# S\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.CommitAll(ctx, "init", git.Signature{Name: "T", Email: "t@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := library.New("skills/s")
+	tree, err := repo.TreeOf(ctx, head, lib.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meter := budget.NewMeter(0, 0, nil)
+	e := &Evaluator{
+		Repo: repo, Library: lib, Runner: spendRunner{}, Scorer: spendGrader{},
+		Limiter: sandbox.NewLimiter(2), Cache: OpenCache(t.TempDir()), Config: "c",
+		WorkDir: t.TempDir(), Meter: meter,
+	}
+	for _, c := range []struct {
+		task    string
+		wantErr bool
+		tokens  int64 // the meter's total after this rollout
+	}{
+		{"ok", false, 15},        // agent and grader
+		{"ok", false, 15},        // cached: nothing spent
+		{"fail", false, 25},      // recorded as a failure, never graded
+		{"infra", true, 35},      // not recorded, but spent
+		{"unscorable", true, 50}, // the grader's spending counts too
+	} {
+		rec, err := e.Rollout(ctx, tree, eval.Task{ID: c.task, Prompt: "p"})
+		if (err != nil) != c.wantErr {
+			t.Fatalf("%s: err = %v, want error %v", c.task, err, c.wantErr)
+		}
+		if err != nil && (rec.Task != "" || rec.Tokens != 0) {
+			t.Errorf("%s: a failed rollout returned a record: %+v", c.task, rec)
+		}
+		if tokens, _ := meter.Total(); tokens != c.tokens {
+			t.Errorf("after %s: meter has %d tokens, want %d", c.task, tokens, c.tokens)
+		}
+	}
+	if _, cost := meter.Total(); cost < 0.0499 || cost > 0.0501 {
+		t.Errorf("meter has $%.4f, want $0.0500", cost)
+	}
+}
