@@ -25,11 +25,17 @@ type Chat struct {
 	warned sync.Map // cut reports already logged
 }
 
-// InfraError is a rollout that failed for reasons outside the library: the
-// model endpoint refused or was unreachable, the agent is not logged in.
-// Rollouts that fail this way are not recorded (or cached) as the library's
-// failures; the run stops and says what to fix.
-type InfraError struct{ Err error }
+// InfraError is a rollout or proposal that failed for reasons outside the
+// library: the model endpoint refused or stayed unreachable, the agent is
+// not logged in, its command was not found, it was killed or timed out.
+// Rollouts that fail this way are never scored or cached as the library's
+// failures. A Fatal one (a refused key or model, a wrong URL, no login)
+// stops the run and says what to fix; the others are transient: the
+// rollout is retried, then counted as errored.
+type InfraError struct {
+	Err   error
+	Fatal bool
+}
 
 func (e *InfraError) Error() string { return e.Err.Error() }
 func (e *InfraError) Unwrap() error { return e.Err }
@@ -52,9 +58,17 @@ func (c *Chat) Run(ctx context.Context, req Request) (Response, error) {
 	}})
 	out := Response{Output: resp.Text, Tokens: resp.Usage.Tokens(), Cost: resp.Usage.Cost}
 	if infrastructure(err) {
-		return out, &InfraError{Err: err}
+		return out, &InfraError{Err: err, Fatal: fatal(err)}
 	}
 	return out, err
+}
+
+// fatal tells an endpoint failure that retrying cannot fix (refused, not
+// found, never sent) from one that may pass (overloaded, unreachable,
+// timed out).
+func fatal(err error) bool {
+	var lerr *llm.Error
+	return errors.As(err, &lerr) && !lerr.Retryable
 }
 
 // infrastructure tells a model endpoint's failure (refused request, wrong

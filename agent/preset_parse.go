@@ -69,7 +69,7 @@ func parseClaude(stdout []byte) (Result, error) {
 		err := fmt.Errorf("claude reported an error (%s): %s", r.Subtype, clipText(msg, 300))
 		// Its API refusing, or no login, says nothing about the skill.
 		if r.APIError != 0 || strings.HasPrefix(msg, "Not logged in") || strings.Contains(msg, "Invalid API key") {
-			return res, &InfraError{Err: fmt.Errorf("%w (check its login or ANTHROPIC_API_KEY)", err)}
+			return res, &InfraError{Err: fmt.Errorf("%w (check its login or ANTHROPIC_API_KEY)", err), Fatal: true}
 		}
 		return res, err
 	}

@@ -45,7 +45,7 @@ func (p *Reflect) Propose(ctx context.Context, req ProposeRequest) (Rationale, e
 		spent.Add(resp.Usage)
 		usage := Rationale{Tokens: spent.Tokens(), Cost: spent.Cost}
 		if infrastructure(err) {
-			return usage, &InfraError{Err: err}
+			return usage, &InfraError{Err: err, Fatal: fatal(err)}
 		}
 		if err != nil {
 			return usage, err

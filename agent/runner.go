@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 type Request struct {
 	Library   string
 	TaskID    string
+	Repeat    int // which rollout of this task on this library version: 0, 1, ...
 	Prompt    string
 	TaskFile  string   // JSON of the task as the agent may see it (no answers)
 	SkillDir  string   // absolute directory of the library version
@@ -73,6 +75,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 	vars := map[string]string{
 		"prompt":      req.Prompt,
 		"task_id":     req.TaskID,
+		"repeat":      strconv.Itoa(req.Repeat),
 		"task_file":   req.TaskFile,
 		"skill_dir":   req.SkillDir,
 		"workspace":   req.Workspace,
@@ -86,6 +89,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 	set := map[string]string{
 		"DESCENT_PROMPT":      req.Prompt,
 		"DESCENT_TASK_ID":     req.TaskID,
+		"DESCENT_REPEAT":      strconv.Itoa(req.Repeat),
 		"DESCENT_TASK_FILE":   req.TaskFile,
 		"DESCENT_SKILL_DIR":   req.SkillDir,
 		"DESCENT_WORKSPACE":   req.Workspace,
@@ -103,6 +107,9 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		MaxOutput: e.MaxOutput,
 	})
 	resp := Response{Output: string(res.Stdout), Truncated: res.Truncated, Stderr: string(res.Stderr)}
+	if infra := processFailure(err); infra != nil {
+		return resp, infra
+	}
 	if e.Parse != nil {
 		// A CLI agent's JSON says what it spent even when it failed.
 		r, perr := e.Parse(res.Stdout)
@@ -116,6 +123,25 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		resp.Output = string(data)
 	}
 	return resp, nil
+}
+
+// processFailure returns the transient InfraError for an agent process that
+// never gave an answer of its own: it could not start (say, the prompt was
+// too large to pass), its shell found no command (exit 127) or could not
+// run it (126), it was killed by a signal, or it ran out of time. It
+// returns nil for anything else, including an ordinary failing exit.
+func processFailure(err error) *InfraError {
+	var exit *sandbox.ExitError
+	var start *sandbox.StartError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sandbox.ErrTimeout), errors.As(err, &start):
+	case errors.As(err, &exit) && (exit.ExitCode == 126 || exit.ExitCode == 127 || exit.ExitCode < 0 || exit.ExitCode > 128 && exit.ExitCode <= 128+64):
+	default:
+		return nil
+	}
+	return &InfraError{Err: err}
 }
 
 // isolate points HOME, TMPDIR and the agent's own home variables (homes)

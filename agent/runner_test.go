@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-descent/git-descent/sandbox"
 )
@@ -125,6 +126,37 @@ func TestExecRunFailure(t *testing.T) {
 	}
 	if resp.Output != "partial" || strings.TrimSpace(resp.Stderr) != "oops" {
 		t.Errorf("Response = %+v, want the partial stdout and stderr", resp)
+	}
+}
+
+// A process that never answered for itself is an infrastructure failure
+// (transient: retried, never scored): its command not found (127), not
+// runnable (126), killed, timed out, or unable to start at all, as when
+// the prompt is too large to pass. A failing exit of its own is not.
+func TestExecRunInfrastructureFailures(t *testing.T) {
+	for _, c := range []struct {
+		name, command string
+		prompt        string
+		infra         bool
+	}{
+		{"not found", "no-such-agent-xyz", "", true},
+		{"not runnable", "/dev/null", "", true},
+		{"killed", "kill -9 $$", "", true},
+		{"timed out", "sleep 5", "", true},
+		{"prompt too large", "echo {{prompt}}", strings.Repeat("x", 3<<20), true},
+		{"its own failure", "exit 3", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := newRequest(t)
+			if c.prompt != "" {
+				req.Prompt = c.prompt
+			}
+			_, err := (&Exec{Command: c.command, Timeout: 200 * time.Millisecond}).Run(context.Background(), req)
+			var infra *InfraError
+			if got := errors.As(err, &infra); got != c.infra || got && infra.Fatal {
+				t.Fatalf("Run = %v: infrastructure %v, want %v (and never fatal)", err, got, c.infra)
+			}
+		})
 	}
 }
 

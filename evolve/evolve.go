@@ -44,6 +44,12 @@ type Options struct {
 	// rounds (staggered); above 1 their proposals go stale the way an
 	// asynchronous worker's do, for the staleness policy to handle.
 	Refresh int
+	// NoCache neither reads nor writes the on-disk rollout cache: every
+	// rollout is run afresh (once per run).
+	NoCache bool
+	// Backoff is the wait before retrying a rollout that failed for
+	// infrastructure reasons; 0 means rollout.DefaultBackoff.
+	Backoff time.Duration
 	Out     io.Writer // human-readable progress
 	Log     *slog.Logger
 }
@@ -72,12 +78,28 @@ type Summary struct {
 	Promotions int                    `json:"promotions"`
 	Rollouts   int64                  `json:"rollouts"`
 	CacheHits  int64                  `json:"cache_hits"`
-	Tokens     int64                  `json:"tokens"`   // spent by this run: agents, proposers, judges
-	Cost       float64                `json:"cost"`     // USD spent by this run
-	Requests   int64                  `json:"requests"` // HTTP requests to model endpoints, retries included
-	Retries    int64                  `json:"retries"`
-	Seconds    float64                `json:"seconds"`
-	Stop       string                 `json:"stop"` // why the run ended
+	Errored    int64                  `json:"errored"`               // rollouts that could not run (not scored, not cached)
+	FirstError string                 `json:"first_error,omitempty"` // the first of them
+	// Validation is how candidates were judged: "split" or "cross"
+	// (cross-fitted over the train and validation splits).
+	Validation string        `json:"validation"`
+	Noise      *ledger.Noise `json:"noise,omitempty"` // how reproducible the agent was
+	// History is dev's validation score after each round, with the time.
+	History  []Point `json:"history"`
+	Tokens   int64   `json:"tokens"`   // spent by this run: agents, proposers, judges
+	Cost     float64 `json:"cost"`     // USD spent by this run
+	Requests int64   `json:"requests"` // HTTP requests to model endpoints, retries included
+	Retries  int64   `json:"retries"`
+	Seconds  float64 `json:"seconds"`
+	Stop     string  `json:"stop"` // why the run ended
+}
+
+// Point is dev's validation score at a moment of the run.
+type Point struct {
+	Seconds float64  `json:"seconds"` // since the run started
+	Round   int      `json:"round"`   // 0 is the baseline
+	Dev     git.Hash `json:"dev"`
+	Score   float64  `json:"score"`
 }
 
 // Evolve runs the evolution of lib in repo until a stop condition holds.
@@ -98,12 +120,14 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 	if err != nil {
 		return nil, err
 	}
+	r.start = start
 	defer r.close()
 	sum, err := r.run(ctx)
 	if sum != nil {
 		sum.Seconds = time.Since(start).Seconds()
 		st := r.eval.Stats()
 		sum.Rollouts, sum.CacheHits = st.Rollouts, st.Hits
+		sum.Errored, sum.FirstError = st.Errored, st.FirstError
 		sum.Tokens, sum.Cost = meter.Total()
 		u := r.models.Usage()
 		sum.Requests, sum.Retries = u.Requests, u.Retries
@@ -289,4 +313,6 @@ func (r *runner) account(res *merge.RoundResult) {
 		s.Promotions++
 	}
 	s.Final, s.StableVal = res.DevScore, res.Stable
+	s.Noise = r.agg.Noise()
+	s.History = append(s.History, Point{Seconds: time.Since(r.start).Seconds(), Round: res.Round, Dev: res.Dev, Score: res.DevScore})
 }

@@ -5,28 +5,34 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
 	"github.com/git-descent/git-descent/merge"
 	"github.com/git-descent/git-descent/rollout"
 )
 
 // baseline scores dev on validation before the first round and refuses to
-// go on when no rollout works at all (a wrong run command, say).
+// go on when no rollout works at all (a wrong run command, say). It then
+// measures how reproducible the agent is and says what the smallest gain
+// the gate can accept is.
 func (r *runner) baseline(ctx context.Context) error {
-	s := r.summary
-	fmt.Fprintf(r.opts.Out, "evolving %s (%s): %d train, %d validation, %d test tasks; %d workers, %d rounds, %d jobs\n",
+	s, out := r.summary, r.opts.Out
+	fmt.Fprintf(out, "evolving %s (%s): %d train, %d validation, %d test tasks; %d workers, %d rounds, %d jobs\n",
 		r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], r.opts.Workers, r.opts.Rounds, r.opts.Jobs)
-	if n := s.Tasks["validation"]; n < 4 {
-		fmt.Fprintf(r.opts.Out, "warning: only %d validation tasks; the gate can hardly tell a gain from luck (add tasks)\n", n)
+	val := r.validation()
+	if r.crossFit() {
+		fmt.Fprintf(out, "validation: cross-fitted (the validation split has only %s): each candidate is judged on those of the %d train and validation tasks its proposers did not see; library.%s.validation = split keeps the split\n",
+			plural(s.Tasks["validation"], "task"), len(val), r.lib.Name)
 	}
 	devLib, err := r.repo.TreeOf(ctx, s.Start, r.lib.Path)
 	if err != nil {
 		return err
 	}
-	recs, err := r.eval.RolloutAll(ctx, devLib, r.splits[eval.Validation])
+	recs, err := r.eval.RolloutAll(ctx, devLib, val)
 	if err != nil {
 		return err
 	}
@@ -35,22 +41,62 @@ func (r *runner) baseline(ctx context.Context) error {
 	}
 	s.Baseline = rollout.Mean(recs)
 	s.Final = s.Baseline
-	fmt.Fprintf(r.opts.Out, "baseline: dev %s scores %.2f on validation\n", s.Start.Short(), s.Baseline)
+	s.History = append(s.History, Point{Seconds: time.Since(r.start).Seconds(), Dev: s.Start, Score: s.Baseline})
+	fmt.Fprintf(out, "baseline: dev %s scores %.2f on validation\n", s.Start.Short(), s.Baseline)
+	if s.Noise, err = r.agg.MeasureNoise(ctx, noiseSample); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "agent: %s\n", s.Noise)
+	r.power(len(val))
 	return nil
+}
+
+// noiseSample is how many validation tasks dev is rolled out on twice at the
+// start, to measure how reproducible the agent is.
+const noiseSample = 12
+
+// power says what the smallest gain the gate can accept is, and warns with
+// the fix when a one-task gain could never pass.
+func (r *runner) power(n int) {
+	out, lib := r.opts.Out, r.lib
+	if r.crossFit() {
+		n = max(1, n-lib.Minibatch)
+	}
+	k := r.agg.SmallestGain(n)
+	switch {
+	case lib.Gate == library.GateMean:
+		fmt.Fprintf(out, "gate: mean difference (baseline): any rise of the validation mean is accepted\n")
+	case k == 1:
+		fmt.Fprintf(out, "gate: a one-task gain on %s can pass (δ %.2f, up to %d rollouts per task)\n", plural(n, "task"), lib.Delta, max(lib.MaxRepeats, lib.Repeats))
+	case k == 0:
+		fmt.Fprintf(out, "warning: with this agent's noise no gain on %s can pass the gate, even confirmed %d times: raise library.%s.max-repeats, make the agent more reproducible (temperature 0), or add evals\n",
+			plural(n, "task"), max(lib.MaxRepeats, lib.Repeats), lib.Name)
+	default:
+		fmt.Fprintf(out, "warning: with this agent's noise the gate needs a gain of %d of %d tasks; a one-task gain can never pass: raise library.%s.max-repeats (now %d) or add evals\n",
+			k, n, lib.Name, max(lib.MaxRepeats, lib.Repeats))
+	}
+	if n < 5 {
+		fmt.Fprintf(out, "warning: candidates are judged on only %s, so a single task decides: add evals (the split is %s train/validation/test: library.%s.split)\n",
+			plural(n, "task"), lib.Split, lib.Name)
+	}
 }
 
 // allFailed reports the agent's error when every rollout of a batch failed
 // to run, which means the setup, not the library, is wrong.
 func allFailed(recs []rollout.Record) error {
 	for _, r := range recs {
-		if r.Error == "" {
+		if r.Error == "" && r.Errored == "" {
 			return nil
 		}
 	}
 	if len(recs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("every rollout failed; first error: %s (check library run command and its environment)", recs[0].Error)
+	first := recs[0].Error
+	if first == "" {
+		first = recs[0].Errored
+	}
+	return fmt.Errorf("every rollout failed; first error: %s (check library run command and its environment)", first)
 }
 
 // pending finds proposals on worker branches that no decision covers (a run
@@ -119,7 +165,10 @@ func (r *runner) report(res *merge.RoundResult, quiet []string) {
 	}
 	for _, v := range res.Verdicts {
 		what := "alone"
-		if len(v.Members) > 1 {
+		switch {
+		case v.Pooled:
+			what = fmt.Sprintf("%d promising pooled", len(v.Members))
+		case len(v.Members) > 1:
 			what = fmt.Sprintf("%d fused", len(v.Members))
 		}
 		switch {
@@ -127,6 +176,10 @@ func (r *runner) report(res *merge.RoundResult, quiet []string) {
 			fmt.Fprintf(out, "  oracle (%s): %s\n", what, v.Oracle)
 		case v.Gate.Accept:
 			fmt.Fprintf(out, "  gate (%s): %s: merged as %s\n", what, v.Gate, v.Merge.Short())
+		case len(v.Members) > 1 && !v.Pooled:
+			fmt.Fprintf(out, "  gate (%s): %s: not accepted; each is gated alone\n", what, v.Gate)
+		case v.Pooled:
+			fmt.Fprintf(out, "  gate (%s): %s: not yet; they keep waiting\n", what, v.Gate)
 		default:
 			fmt.Fprintf(out, "  gate (%s): %s: rejected\n", what, v.Gate)
 		}
@@ -177,7 +230,7 @@ func (r *runner) finish(ctx context.Context, scoreTest bool) error {
 		return err
 	}
 	s.TestStart, s.TestFinal, s.TestStable = rollout.Mean(start), rollout.Mean(final), rollout.Mean(st)
-	s.LiftStart = lift(rewards(final), rewards(start))
+	s.LiftStart = lift(final, start)
 	s.TestScored = true
 	if r.opts.BaselineNone {
 		none, err := r.eval.RolloutAll(ctx, git.EmptyTree, test)
@@ -185,7 +238,7 @@ func (r *runner) finish(ctx context.Context, scoreTest bool) error {
 			return err
 		}
 		s.TestNone = ptr(rollout.Mean(none))
-		s.LiftNone = lift(rewards(final), rewards(none))
+		s.LiftNone = lift(final, none)
 	}
 	return nil
 }
@@ -197,18 +250,25 @@ type Interval struct {
 	Hi   float64 `json:"hi"`
 }
 
-// lift is the paired per-task gain of a over b with its 95% interval; nil
-// with fewer than two tasks.
-func lift(a, b []float64) *Interval {
-	if len(a) < 2 || len(a) != len(b) {
+// lift is the paired per-task gain of a over b with its 95% interval (see
+// merge.LiftInterval: always within what is possible), over the tasks
+// neither rollout errored on; nil with fewer than two such tasks.
+func lift(ra, rb []rollout.Record) *Interval {
+	var a, b []float64
+	for i := range ra {
+		if i < len(rb) && ra[i].Errored == "" && rb[i].Errored == "" {
+			a, b = append(a, ra[i].Reward), append(b, rb[i].Reward)
+		}
+	}
+	if len(a) < 2 {
 		return nil
 	}
-	d := make([]float64, len(a))
+	var m float64
 	for i := range a {
-		d[i] = a[i] - b[i]
+		m += a[i] - b[i]
 	}
-	lo, hi := merge.MeanInterval(d, 0.95)
-	return &Interval{Mean: (lo + hi) / 2, Lo: lo, Hi: hi}
+	lo, hi := merge.LiftInterval(a, b, 0.95)
+	return &Interval{Mean: m / float64(len(a)), Lo: lo, Hi: hi}
 }
 
 func ptr(f float64) *float64 { return &f }
@@ -219,4 +279,11 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/eval"
@@ -37,6 +38,7 @@ type runner struct {
 	meter   *budget.Meter // the run's spending
 	models  *models       // chat-model clients, when a role uses one
 	agent   string        // the runner and proposer, for evidence
+	start   time.Time     // when the run began
 }
 
 // setup checks the preconditions of a run and prepares everything it needs:
@@ -82,7 +84,10 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 		return err
 	}
 	r.roundNo = jh.State.Round
-	r.summary = &Summary{Library: r.lib.Name, Start: dev, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}}
+	r.summary = &Summary{Library: r.lib.Name, Start: dev, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}, Validation: library.ValidationSplit, History: []Point{}}
+	if r.crossFit() {
+		r.summary.Validation = library.ValidationCross
+	}
 	for s, ts := range r.splits {
 		r.summary.Tasks[s.String()] = len(ts)
 	}
@@ -99,17 +104,51 @@ func (r *runner) newAggregator(ctx context.Context) error {
 	if r.eval, err = r.newEvaluator(ctx); err != nil {
 		return err
 	}
-	r.agg = merge.NewAggregator(r.repo, r.lib, r.splits[eval.Validation], scorer{r.eval, r.lib.Repeats}, r.opts.Log)
+	r.agg = merge.NewAggregator(r.repo, r.lib, r.validation(), scorer{r.eval}, r.opts.Log)
 	r.agg.Meter = r.meter
 	r.agg.Test = r.splits[eval.Test]
+	r.agg.Jobs = r.opts.Jobs
+	r.agg.CrossFit = r.crossFit()
 	r.agg.Train = map[string]eval.Task{}
-	for _, t := range r.splits[eval.Train] {
+	for _, t := range r.train() {
 		r.agg.Train[t.ID] = t
 	}
 	if r.lib.Oracle != "" {
 		r.agg.Oracle = &oracle{repo: r.repo, lib: r.lib, exe: git.ExecutablePath()}
 	}
 	return nil
+}
+
+// crossFit reports whether candidates are judged cross-fitted (see
+// library.Library.Validation): asked for, or automatic for a validation
+// split too small to tell a one-task gain from a fluke.
+func (r *runner) crossFit() bool {
+	switch r.lib.Validation {
+	case library.ValidationCross:
+		return true
+	case library.ValidationSplit:
+		return false
+	}
+	return len(r.splits[eval.Validation]) < library.CrossFitBelow
+}
+
+// train is the tasks workers learn from: the train split, or cross-fitted
+// the train and validation splits together.
+func (r *runner) train() []eval.Task {
+	if r.crossFit() {
+		return append(append([]eval.Task(nil), r.splits[eval.Train]...), r.splits[eval.Validation]...)
+	}
+	return r.splits[eval.Train]
+}
+
+// validation is the tasks the gate and the reports judge versions on: the
+// validation split, or cross-fitted the same pool as train() (each
+// candidate is then judged on the part its proposers never saw).
+func (r *runner) validation() []eval.Task {
+	if r.crossFit() {
+		return r.train()
+	}
+	return r.splits[eval.Validation]
 }
 
 // validate checks the parts of a library's config a run needs.
@@ -177,9 +216,11 @@ func loadSplits(repo *git.Repo, lib *library.Library) (map[eval.Split][]eval.Tas
 		return nil, fmt.Errorf("library %q: split: %w", lib.Name, err)
 	}
 	splits := eval.Partition(tasks, lib.Seed, fr)
-	if len(splits[eval.Train]) == 0 || len(splits[eval.Validation]) == 0 {
-		return nil, fmt.Errorf("library %q: %d tasks give %d train and %d validation tasks; both need at least one (add tasks, or change library.%s.split or library.%s.seed)",
-			lib.Name, len(tasks), len(splits[eval.Train]), len(splits[eval.Validation]), lib.Name, lib.Name)
+	nTrain, nVal := len(splits[eval.Train]), len(splits[eval.Validation])
+	cross := lib.Validation == library.ValidationCross || lib.Validation == library.ValidationAuto && nVal < library.CrossFitBelow
+	if cross && nTrain+nVal < 2 || !cross && (nTrain == 0 || nVal == 0) {
+		return nil, fmt.Errorf("library %q: %d tasks give %d train, %d validation and %d test tasks: too few to learn from and judge (add tasks, or change library.%s.split or library.%s.seed)",
+			lib.Name, len(tasks), nTrain, nVal, len(splits[eval.Test]), lib.Name, lib.Name)
 	}
 	return splits, nil
 }
@@ -237,13 +278,28 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 		return nil, err
 	}
 	r.agent = "run: " + name
+	config, err := rollout.ConfigHash(lib, r.repo.Top())
+	if err != nil {
+		return nil, err
+	}
+	cacheDir := CacheDir(r.repo, lib)
+	if r.opts.NoCache {
+		cacheDir = ""
+	}
 	return &rollout.Evaluator{
 		Repo: r.repo, Library: lib, Scorer: sc, Runner: runner,
 		Limiter: sandbox.NewLimiter(r.opts.Jobs),
-		Cache:   rollout.OpenCache(filepath.Join(r.repo.DescentDir(), "cache", lib.Name, "rollouts")),
-		Config:  rollout.ConfigHash(lib),
+		Cache:   rollout.OpenCache(cacheDir),
+		Config:  config,
 		Meter:   r.meter,
+		Backoff: r.opts.Backoff,
+		Log:     r.opts.Log,
 	}, nil
+}
+
+// CacheDir is where a library's rollouts are cached.
+func CacheDir(repo *git.Repo, lib *library.Library) string {
+	return filepath.Join(repo.DescentDir(), "cache", lib.Name, "rollouts")
 }
 
 func usesJudge(parts []eval.Part) bool {
@@ -255,27 +311,17 @@ func usesJudge(parts []eval.Part) bool {
 	return false
 }
 
-// scorer adapts the rollout evaluator to the aggregator's needs: repeats
-// rollouts of each task, their mean, and what fresh ones spent.
-type scorer struct {
-	e       *rollout.Evaluator
-	repeats int
-}
+// scorer adapts the rollout evaluator to the aggregator: one rollout of a
+// version on a task, and what it spent if it was fresh.
+type scorer struct{ e *rollout.Evaluator }
 
-func (s scorer) Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) (merge.Scores, error) {
-	runs, err := s.e.RolloutRepeats(ctx, libTree, tasks, s.repeats)
-	if err != nil {
-		return merge.Scores{}, err
+func (s scorer) Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (merge.Outcome, error) {
+	rec, err := s.e.RolloutRepeat(ctx, libTree, t, repeat)
+	out := merge.Outcome{Reward: rec.Reward, Errored: rec.Errored}
+	if !rec.Cached {
+		out.Tokens, out.Cost = rec.Tokens, rec.Cost
 	}
-	out := merge.Scores{Rewards: make([]float64, len(runs)), Runs: make([][]float64, len(runs))}
-	for i, recs := range runs {
-		out.Runs[i] = rewards(recs)
-		out.Rewards[i] = rollout.Mean(recs)
-		spend := spent(recs)
-		out.Tokens += spend.tokens
-		out.Cost += spend.cost
-	}
-	return out, nil
+	return out, err
 }
 
 // startWorkers gives each worker a fresh worktree at dev, after removing
@@ -289,7 +335,7 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 		return err
 	}
 	r.agent += "; propose: " + name
-	order := shuffled(r.splits[eval.Train], r.lib.Seed)
+	order := shuffled(r.train(), r.lib.Seed)
 	for i := 1; i <= r.opts.Workers; i++ {
 		id := ledger.WorkerID(i)
 		wt, err := r.repo.AddWorktree(ctx, materialize.WorkerDir(r.repo, r.lib, id), dev, []string{r.lib.Path})

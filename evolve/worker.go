@@ -85,6 +85,10 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 		return nil, nil, err
 	}
 	fb := feedback(lib.Name, filepath.Join(w.wt.Dir, filepath.FromSlash(lib.Path)), lib.Frozen, batch, before)
+	if len(fb.Failures) == 0 && len(fb.Passed) == 0 {
+		w.last, w.passed = fmt.Sprintf("w%-3s every rollout of its minibatch errored; nothing to propose from", w.id), false
+		return nil, nil, nil
+	}
 	if len(fb.Failures) == 0 {
 		w.last, w.passed = "", true
 		return nil, nil, nil
@@ -172,10 +176,14 @@ func (w *worker) propose(ctx context.Context, fb agent.Feedback) (agent.Rational
 	})
 }
 
-// feedback sorts a minibatch's rollouts into failures and passes.
+// feedback sorts a minibatch's rollouts into failures and passes; rollouts
+// that errored (could not run) are neither.
 func feedback(lib, skillDir string, frozen []string, tasks []eval.Task, recs []rollout.Record) agent.Feedback {
 	fb := agent.Feedback{Library: lib, SkillDir: skillDir, Frozen: frozen, Failures: []agent.Attempt{}, Passed: []agent.Attempt{}}
 	for i, t := range tasks {
+		if recs[i].Errored != "" {
+			continue
+		}
 		a := agent.Attempt{TaskID: t.ID, Prompt: t.Prompt, Output: recs[i].Output, Expected: t.Expected,
 			Expectations: t.Expectations, Score: recs[i].Reward, Error: recs[i].Error}
 		if recs[i].Reward >= solved {
@@ -198,15 +206,6 @@ func ids(ts []eval.Task) []string {
 type spending struct {
 	tokens int64
 	cost   float64
-}
-
-// rewards lists the rewards of records.
-func rewards(recs []rollout.Record) []float64 {
-	out := make([]float64, len(recs))
-	for i, r := range recs {
-		out[i] = r.Reward
-	}
-	return out
 }
 
 // spent is what the fresh (not cached) rollouts among recs cost.

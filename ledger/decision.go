@@ -27,6 +27,9 @@ const (
 	RepairDeclined Outcome = "repair-declined" // stale or conflicting: the proposer found nothing left to re-apply
 	Semantic       Outcome = "conflict-semantic"
 	OracleVeto     Outcome = "oracle-veto" // a change to guarded (L1) files failed the oracle
+	// Promising: its own validation evidence is positive but not yet enough;
+	// it waits (State.Promising) to be pooled with later promising proposals.
+	Promising Outcome = "promising"
 )
 
 // Refiled reports whether an outcome puts the proposal back in the queue
@@ -36,38 +39,68 @@ func (o Outcome) Refiled() bool {
 }
 
 // Gate holds the numbers of one acceptance test: candidate against dev on
-// the validation split, task by task.
+// the validation tasks, task by task.
 type Gate struct {
-	Tasks  int     `json:"tasks"`  // validation tasks compared
-	Before float64 `json:"before"` // dev's mean reward
-	After  float64 `json:"after"`  // the candidate's mean reward
+	Tasks  int     `json:"tasks"`  // validation tasks compared (those both versions have results for)
+	Total  int     `json:"total"`  // validation tasks the gate was over (more than Tasks when it decided early)
+	Before float64 `json:"before"` // dev's mean reward over them
+	After  float64 `json:"after"`  // the candidate's mean reward over them
 	Wins   float64 `json:"wins"`   // tasks where the candidate did better (graded: summed differences)
 	Losses float64 `json:"losses"` // tasks where it did worse
-	P      float64 `json:"p"`      // P(candidate better) from the Beta posterior over discordant tasks
-	Delta  float64 `json:"delta"`  // δ in force: accept needs P > 1-δ
+	// P is the posterior probability that the candidate is better: that its
+	// true (noise-free) results on these tasks add up to more than dev's.
+	P      float64 `json:"p"`
+	Delta  float64 `json:"delta"` // δ in force: accept needs P > 1-δ
 	Accept bool    `json:"accept"`
-	// Method is how P was computed: "beta" (discordant tasks, binary
-	// rewards, one run each) or "paired-t" (mean per-task difference, for
-	// graded rewards or repeats).
-	Method  string `json:"method"`
-	Repeats int    `json:"repeats"` // rollouts per version and task
-	// Regressions counts tasks dev passed in every repeat that the candidate
-	// did not; more than MaxRegressions rejects the candidate.
-	Regressions    int     `json:"regressions"`
-	MaxRegressions int     `json:"max_regressions"`
-	Tokens         int64   `json:"tokens"` // spent on the gate's rollouts this round (cached ones cost nothing)
-	Cost           float64 `json:"cost"`   // USD
+	// Method is how P was computed: "flip" (pass/fail rewards, each
+	// rollout's outcome flipping with the estimated rate), "jump" (graded
+	// rewards, each rollout's reward a random one with the estimated
+	// rate), or "mean" (the strict mean-difference baseline: P is 1 when
+	// the mean rose, else 0).
+	Method string `json:"method"`
+	// Noise is the posterior mean of the agent's noise the gate assumed:
+	// the flip rate (flip) or the chance of a random reward (jump).
+	Noise   float64 `json:"noise"`
+	Repeats int     `json:"repeats"` // most rollouts of one version on one task
+	Start   int     `json:"start"`   // rollouts of each version per task it started with (library repeats)
+	// Regressions counts tasks dev passed in every repeat that the
+	// candidate probably fails now; more than MaxRegressions rejects it.
+	Regressions    int `json:"regressions"`
+	MaxRegressions int `json:"max_regressions"`
+	// Rerolls counts the extra rollouts (both versions) the gate asked for
+	// on tasks whose outcome rested on too few samples.
+	Rerolls int `json:"rerolls,omitempty"`
+	// Skipped counts the candidate's rollouts never run because no
+	// remaining outcome could change the decision.
+	Skipped int      `json:"skipped,omitempty"`
+	Won     []string `json:"won,omitempty"` // the tasks the candidate did better on
+	Tokens  int64    `json:"tokens"`        // spent on the gate's rollouts (cached ones cost nothing)
+	Cost    float64  `json:"cost"`          // USD
 }
 
-// String renders a gate for humans: "0.42 → 0.58 (+3/−1, P=0.94 > 0.80)".
+// String renders a gate for humans: "0.42 → 0.58 on 18 tasks (+3/−1,
+// P=0.94 > 0.80, 2 re-rolls, 12 skipped)".
 func (g *Gate) String() string {
 	cmp := "≤"
 	if g.P > 1-g.Delta {
 		cmp = ">"
 	}
-	s := fmt.Sprintf("%.2f → %.2f on %d tasks (+%s/−%s, P=%.2f %s %.2f", g.Before, g.After, g.Tasks, fmtCount(g.Wins), fmtCount(g.Losses), g.P, cmp, 1-g.Delta)
-	if g.Repeats > 1 {
-		s += fmt.Sprintf(", %d repeats", g.Repeats)
+	on := fmt.Sprintf("%d tasks", g.Tasks)
+	if g.Total > g.Tasks {
+		on = fmt.Sprintf("%d of %d tasks", g.Tasks, g.Total)
+	}
+	s := fmt.Sprintf("%.2f → %.2f on %s (+%s/−%s, P=%.2f %s %.2f", g.Before, g.After, on, fmtCount(g.Wins), fmtCount(g.Losses), g.P, cmp, 1-g.Delta)
+	if g.Method == "mean" {
+		s = fmt.Sprintf("%.2f → %.2f on %s (+%s/−%s, mean-difference gate", g.Before, g.After, on, fmtCount(g.Wins), fmtCount(g.Losses))
+	}
+	if g.Start > 1 {
+		s += fmt.Sprintf(", %d rollouts each", g.Start)
+	}
+	if g.Rerolls > 0 {
+		s += fmt.Sprintf(", %d re-rolls", g.Rerolls)
+	}
+	if g.Skipped > 0 {
+		s += fmt.Sprintf(", %d skipped", g.Skipped)
 	}
 	if g.Regressions > 0 {
 		s += fmt.Sprintf(", %d regressions", g.Regressions)

@@ -31,6 +31,50 @@ type State struct {
 	// StartTest is the test-split score of the version dev started from,
 	// measured once, for the honest report.
 	StartTest *float64 `json:"start_test,omitempty"`
+	// Promising holds proposals whose evidence was positive but not yet
+	// enough, waiting to be pooled with later ones (or to expire).
+	Promising []Pending `json:"promising,omitempty"`
+	// Noise is the latest estimate of how reproducible the agent is.
+	Noise *Noise `json:"noise,omitempty"`
+}
+
+// Pending is a promising proposal waiting to be pooled.
+type Pending struct {
+	Proposal git.Hash `json:"proposal"`
+	Since    int      `json:"since"` // the round it became promising
+	P        float64  `json:"p"`     // its gate's P(better) alone
+	Won      []string `json:"won"`   // the validation tasks it did better on alone
+}
+
+// Noise is what repeated rollouts of one version on one validation task
+// showed about the agent: Groups (version, task) pairs rolled out more than
+// once, over Tasks tasks, Reproducible of them with the same reward every
+// time, Pairs pairs
+// of their rollouts, Flips pairs that disagreed. Rate is the posterior mean
+// of the flip rate (pass/fail rewards) or of the chance that a rollout's
+// reward is a random one (graded), the noise the gate assumes.
+type Noise struct {
+	Graded       bool    `json:"graded,omitempty"`
+	Tasks        int     `json:"tasks"` // distinct tasks among the groups
+	Groups       int     `json:"groups"`
+	Reproducible int     `json:"reproducible"`
+	Pairs        int     `json:"pairs"`
+	Flips        int     `json:"flips"`
+	Rate         float64 `json:"rate"`
+}
+
+// String says it for people: "reproducible on 12/12 tasks" or "outcome
+// flips on 48% of repeats (12 tasks)".
+func (n *Noise) String() string {
+	switch {
+	case n == nil || n.Groups == 0:
+		return "not measured yet"
+	case n.Flips == 0:
+		return fmt.Sprintf("reproducible on %d/%d tasks", n.Tasks, n.Tasks)
+	case n.Graded:
+		return fmt.Sprintf("rewards differ on %.0f%% of repeats (%d tasks)", 100*float64(n.Flips)/float64(n.Pairs), n.Tasks)
+	}
+	return fmt.Sprintf("outcome flips on %.0f%% of repeats (%d tasks)", 100*float64(n.Flips)/float64(n.Pairs), n.Tasks)
 }
 
 // Refile is a proposal set aside for a later round.

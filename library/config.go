@@ -236,6 +236,28 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 		l.PromoteAfter, err = strconv.Atoi(v)
 	case "repeats":
 		l.Repeats, err = strconv.Atoi(v)
+		if err == nil && l.Repeats < 1 {
+			err = fmt.Errorf("must be at least 1")
+		}
+	case "max-repeats":
+		l.MaxRepeats, err = strconv.Atoi(v)
+		if err == nil && l.MaxRepeats < 1 {
+			err = fmt.Errorf("must be at least 1")
+		}
+	case "gate":
+		if v != GateCalibrated && v != GateMean {
+			return fmt.Errorf("must be %s (the noise-aware gate) or %s (the strict mean-difference baseline)", GateCalibrated, GateMean)
+		}
+		l.Gate = v
+	case "promising-rounds":
+		l.PromisingRounds, err = strconv.Atoi(v)
+	case "validation":
+		if v != ValidationAuto && v != ValidationSplit && v != ValidationCross {
+			return fmt.Errorf("must be %s, %s or %s", ValidationAuto, ValidationSplit, ValidationCross)
+		}
+		l.Validation = v
+	case "fingerprint":
+		appendTo(&l.Fingerprint)
 	case "max-regressions":
 		l.MaxRegressions, err = strconv.Atoi(v)
 	case "max-changed-lines":
@@ -275,7 +297,8 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 var Keys = append([]string{"path", "evals", "split", "seed", "layout", "run", "timeout", "scorer", "tolerance",
 	"score-command", "proposer", "propose-timeout", "env", "frozen", "guarded", "hide",
 	"minibatch", "delta", "delta-floor", "anneal", "promote-after",
-	"repeats", "max-regressions", "max-changed-lines", "max-changed-files",
+	"repeats", "max-repeats", "gate", "promising-rounds", "validation", "fingerprint",
+	"max-regressions", "max-changed-lines", "max-changed-files",
 	"staleness", "alpha", "alpha-l1", "hot-changes", "refile-limit",
 	"oracle", "oracle-timeout", "fusion-tournament"}, ProviderKeys...)
 

@@ -57,10 +57,19 @@ type Library struct {
 	HalfLife     float64 // dev commits for δ to halve; 0 disables annealing
 	PromoteAfter int     // clean rounds before stable may catch up with dev
 
-	Repeats        int // rollouts of each (version, validation task) for the gate
-	MaxRegressions int // tasks dev always passes that a candidate may fail
-	MaxLines       int // trust region: changed lines per proposal (0: no limit)
-	MaxFiles       int // trust region: changed files per proposal (0: no limit)
+	Repeats         int    // rollouts of each (version, validation task) the gate starts with
+	MaxRepeats      int    // the most the gate re-rolls a task whose outcome is uncertain
+	Gate            string // calibrated (the noise-aware gate) or mean (the strict mean-difference baseline)
+	PromisingRounds int    // rounds a promising proposal waits to be pooled before it expires
+	// Validation is how candidates are judged: split (on the validation
+	// split), cross (cross-fitted: on every train or validation task none
+	// of its proposers saw), or auto (cross when the validation split has
+	// fewer than CrossFitBelow tasks).
+	Validation     string
+	Fingerprint    []string // globs of repository files whose content is part of the rollout cache key
+	MaxRegressions int      // tasks dev always passes that a candidate may fail
+	MaxLines       int      // trust region: changed lines per proposal (0: no limit)
+	MaxFiles       int      // trust region: changed files per proposal (0: no limit)
 
 	Staleness   string // full, guarded or reflective
 	Alpha       int    // staleness tolerated for L2 files (guarded)
@@ -72,6 +81,24 @@ type Library struct {
 	OracleTimeout time.Duration // per oracle run
 	Tournament    bool          // score fusions against their single members
 }
+
+// Gates.
+const (
+	GateCalibrated = "calibrated"
+	GateMean       = "mean"
+)
+
+// Validation modes.
+const (
+	ValidationAuto  = "auto"
+	ValidationSplit = "split"
+	ValidationCross = "cross"
+)
+
+// CrossFitBelow is the validation split size under which auto cross-fits:
+// below it a fixed split wastes evals and leaves what only validation
+// covers unlearnable (DESIGN.md, decision 35).
+const CrossFitBelow = 30
 
 // Staleness policies.
 const (
@@ -97,38 +124,44 @@ const (
 	DefaultAlphaL1      = 1
 	DefaultHotChanges   = 4
 	DefaultRefileLimit  = 3
+	DefaultMaxRepeats   = 4
+	DefaultPromising    = 5
 )
 
 // New returns a library at path with every default filled in.
 func New(p string) *Library {
 	p = CleanPath(p)
 	return &Library{
-		Name:           path.Base(p),
-		Path:           p,
-		Evals:          "evals/evals.json",
-		Split:          DefaultSplit,
-		Layout:         DefaultLayout,
-		Timeout:        DefaultTimeout,
-		ProposeTimeout: DefaultTimeout,
-		Scorer:         DefaultScorer,
-		Frozen:         []string{"evals/**"},
-		Guarded:        []string{"scripts/**"},
-		Hide:           []string{"evals/**"},
-		Minibatch:      DefaultMinibatch,
-		Delta:          DefaultDelta,
-		DeltaFloor:     DefaultDeltaFloor,
-		HalfLife:       DefaultHalfLife,
-		PromoteAfter:   DefaultPromoteAfter,
-		Provider:       defaultProvider(),
-		Repeats:        1,
-		MaxLines:       DefaultMaxLines,
-		MaxFiles:       DefaultMaxFiles,
-		Staleness:      StalenessGuarded,
-		Alpha:          DefaultAlpha,
-		AlphaL1:        DefaultAlphaL1,
-		HotChanges:     DefaultHotChanges,
-		RefileLimit:    DefaultRefileLimit,
-		OracleTimeout:  DefaultTimeout,
+		Name:            path.Base(p),
+		Path:            p,
+		Evals:           "evals/evals.json",
+		Split:           DefaultSplit,
+		Layout:          DefaultLayout,
+		Timeout:         DefaultTimeout,
+		ProposeTimeout:  DefaultTimeout,
+		Scorer:          DefaultScorer,
+		Frozen:          []string{"evals/**"},
+		Guarded:         []string{"scripts/**"},
+		Hide:            []string{"evals/**"},
+		Minibatch:       DefaultMinibatch,
+		Delta:           DefaultDelta,
+		DeltaFloor:      DefaultDeltaFloor,
+		HalfLife:        DefaultHalfLife,
+		PromoteAfter:    DefaultPromoteAfter,
+		Provider:        defaultProvider(),
+		Repeats:         1,
+		MaxRepeats:      DefaultMaxRepeats,
+		Gate:            GateCalibrated,
+		PromisingRounds: DefaultPromising,
+		Validation:      ValidationAuto,
+		MaxLines:        DefaultMaxLines,
+		MaxFiles:        DefaultMaxFiles,
+		Staleness:       StalenessGuarded,
+		Alpha:           DefaultAlpha,
+		AlphaL1:         DefaultAlphaL1,
+		HotChanges:      DefaultHotChanges,
+		RefileLimit:     DefaultRefileLimit,
+		OracleTimeout:   DefaultTimeout,
 	}
 }
 

@@ -15,34 +15,6 @@ import (
 	"github.com/git-descent/git-descent/library"
 )
 
-// Scorer rolls out a library version on tasks and returns one reward per
-// task, in order. The aggregator uses it for the gate, for settling
-// conflicts and for promotion; implementations cache by version and task.
-type Scorer interface {
-	Score(ctx context.Context, libTree git.Hash, tasks []eval.Task) (Scores, error)
-}
-
-// Scores are a version's rewards on tasks and what producing them spent
-// now (cached rollouts spend nothing).
-type Scores struct {
-	Rewards []float64   // per task: the mean over repeats
-	Runs    [][]float64 // per task: each repeat's reward (nil means one run, Rewards)
-	Tokens  int64
-	Cost    float64
-}
-
-// runs returns each task's repeats.
-func (s Scores) runs() [][]float64 {
-	if s.Runs != nil {
-		return s.Runs
-	}
-	out := make([][]float64, len(s.Rewards))
-	for i, r := range s.Rewards {
-		out[i] = []float64{r}
-	}
-	return out
-}
-
 // Submission is a proposal handed to the aggregator, with the files it
 // changes (relative to the library root).
 type Submission struct {
@@ -80,7 +52,15 @@ type Aggregator struct {
 	// Test is the sealed test split: scored at promotions for the report,
 	// never used to decide. May be empty.
 	Test []eval.Task
+	// Jobs is how many rollouts one gate keeps in flight (the evaluator's
+	// limit bounds them all together).
+	Jobs int
+	// CrossFit judges each candidate on every task in Validation that none
+	// of its members' proposers saw (Validation then holds the train and
+	// validation splits together), instead of on all of Validation.
+	CrossFit bool
 
+	obs      *observations
 	refs     ledger.Refs
 	journal  *ledger.Journal
 	recorded struct {
@@ -95,7 +75,7 @@ func NewAggregator(repo *git.Repo, lib *library.Library, validation []eval.Task,
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Aggregator{Repo: repo, Library: lib, Validation: validation, Scorer: scorer, Log: log,
-		refs: ledger.Refs{Library: lib.Name}, journal: ledger.OpenJournal(repo, lib.Name)}
+		obs: newObservations(scorer), refs: ledger.Refs{Library: lib.Name}, journal: ledger.OpenJournal(repo, lib.Name)}
 }
 
 // RoundResult is what one aggregator round did.
@@ -117,6 +97,7 @@ type Verdict struct {
 	Gate    *ledger.Gate // nil when the oracle vetoed it first
 	Merge   git.Hash     // the dev commit, when accepted
 	Oracle  string       // the oracle's finding on an L1 change
+	Pooled  bool         // promising proposals pooled into one candidate
 }
 
 // Merges counts the dev commits made this round.

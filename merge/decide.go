@@ -18,6 +18,9 @@ type decider struct {
 	list     []ledger.Decision
 	refile   []ledger.Refile
 	built    map[*Submission]*fusion // each submission merged alone onto dev
+	// promising are this round's proposals whose gate found positive but
+	// insufficient evidence, to pool with the ones waiting already.
+	promising []ledger.Pending
 }
 
 // alone returns s merged alone onto the round's dev, merging it once
@@ -56,8 +59,23 @@ func newDecider(ctx context.Context, a *Aggregator, round int, dev git.Hash, sub
 
 // add records a decision. A proposal whose outcome is re-filed goes back in
 // the queue for the next round, until it has been re-filed RefileLimit
-// times: then it expires.
+// times: then it expires. A proposal has one decision per round: a later
+// one (a promising proposal pooled and committed) replaces the earlier.
 func (d *decider) add(dec ledger.Decision) {
+	if !dec.Proposal.IsZero() {
+		for i := range d.list {
+			if d.list[i].Proposal == dec.Proposal {
+				d.list = append(d.list[:i], d.list[i+1:]...)
+				break
+			}
+		}
+		for i := range d.refile {
+			if d.refile[i].Proposal == dec.Proposal {
+				d.refile = append(d.refile[:i], d.refile[i+1:]...)
+				break
+			}
+		}
+	}
 	if dec.Outcome.Refiled() && !dec.Proposal.IsZero() {
 		n := d.attempts[dec.Proposal]
 		if n >= d.a.Library.RefileLimit {

@@ -24,32 +24,48 @@ type fusion struct {
 // A submission that adds nothing is a duplicate; one that does not merge
 // onto dev at all conflicts with dev; one that conflicts only with other
 // members is settled by validation score: the better keeps its place, the
-// other loses. It returns the final candidate; every submission not in it
+// other loses. Cross-fitted, a submission that would leave the fusion too
+// few tasks to be judged on (roomFor) is left out, to be gated alone. It returns the
+// final candidate and those left out; every other submission not in it
 // has its decision in d.
-func (a *Aggregator) fuse(ctx context.Context, d *decider, dev git.Hash, subs []*Submission) (*fusion, error) {
+func (a *Aggregator) fuse(ctx context.Context, d *decider, dev git.Hash, subs []*Submission) (*fusion, []*Submission, error) {
 	order := append([]*Submission(nil), subs...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].gain() > order[j].gain() })
 	cur, err := a.build(ctx, dev, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var alone []*Submission
 	for _, s := range order {
+		if len(cur.members) > 0 && !a.roomFor(append(cur.members[:len(cur.members):len(cur.members)], s)) {
+			alone = append(alone, s)
+			continue
+		}
 		next, err := a.extend(ctx, cur, s)
 		var conflict *MemberConflictError
 		switch {
 		case errors.As(err, &conflict):
 			if cur, err = a.settle(ctx, d, dev, cur.members, s); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		case next.tree == cur.tree:
 			d.add(d.decision(s, ledger.Duplicate, "dev, or a better proposal this round, already makes this change"))
 		default:
 			cur = next
 		}
 	}
-	return cur, nil
+	return cur, alone, nil
+}
+
+// roomFor reports whether a candidate of these members still has enough
+// tasks to be judged on: always with a validation split; cross-fitted, a
+// third of the pool and at least 3 of the tasks none of their proposers
+// saw.
+func (a *Aggregator) roomFor(members []*Submission) bool {
+	n := len(a.heldOut(members))
+	return !a.CrossFit || n >= 3 && 3*n >= len(a.Validation)
 }
 
 // MemberConflictError is a proposal that does not merge with the ones
@@ -109,7 +125,8 @@ func (a *Aggregator) settle(ctx context.Context, d *decider, dev git.Hash, membe
 		return nil, err
 	}
 	rivals := overlapping(members, s)
-	sScore, err := a.scoreTree(ctx, alone.tree, a.Validation)
+	tasks := a.heldOut(append([]*Submission{s}, rivals...))
+	sScore, err := a.scoreTree(ctx, alone.tree, tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +136,7 @@ func (a *Aggregator) settle(ctx context.Context, d *decider, dev git.Hash, membe
 		if err != nil {
 			return nil, err
 		}
-		sc, err := a.scoreTree(ctx, f.tree, a.Validation)
+		sc, err := a.scoreTree(ctx, f.tree, tasks)
 		if err != nil {
 			return nil, err
 		}

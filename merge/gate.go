@@ -4,57 +4,400 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sort"
 	"strings"
+	"sync"
 
+	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
 )
 
 // solved is the reward at which a task counts as passed.
 const solved = 0.999
 
-// Gate compares a candidate with dev on validation, task by task, and
-// decides with δ:
+// certain is the posterior mass above which a task's outcome needs no more
+// samples.
+const certain = 0.99
+
+// gateSpec is how one gate decides (see runGate).
+type gateSpec struct {
+	Delta          float64
+	MaxRegressions int
+	MinRepeats     int         // rollouts of each version per task before deciding
+	MaxRepeats     int         // the most any task is rolled out per version
+	Mean           bool        // the strict mean-difference baseline instead of the calibrated gate
+	Pool           [][]float64 // repeated rewards seen so far, for the noise estimate
+	Window         int         // rollouts in flight at once
+	// Full evaluates every task before deciding; the decision is the same
+	// either way (tests check), only dearer.
+	Full bool
+}
+
+// gateSource gives a gate its rollouts: dev's or the candidate's results on
+// task i seen so far, and one more rollout (ok is false when it errored).
+type gateSource interface {
+	known(cand bool, i int) []float64
+	roll(ctx context.Context, cand bool, i int) (reward float64, ok bool, spent Outcome, err error)
+}
+
+// gateState is a gate's evidence so far, task by task.
+type gateState struct {
+	spec    gateSpec
+	ids     []string
+	cand    [][]float64
+	dev     [][]float64
+	errored []bool // a first rollout errored: the task is left out
+	capped  []bool // a re-roll errored: no more re-rolls
+	spent   Outcome
+	rerolls int
+	asked   int // candidate rollouts asked for
+}
+
+// runGate decides whether the candidate beats dev on n tasks, visiting them
+// in order:
 //
-//   - binary rewards, one run per task: a task where the candidate passes
-//     and dev fails is a win, the reverse a loss; P(candidate better) is
-//     P(θ > 1/2) under the Beta posterior over the discordant tasks;
-//   - graded rewards or repeats: P is the posterior probability that the
-//     mean per-task difference of the means is positive (paired t), with
-//     wins and losses the summed positive and negative differences.
+//  1. every task gets MinRepeats rollouts of each version (dev's results
+//     from earlier gates count); as soon as no task can still show the
+//     candidate doing better, the gate rejects without the rest, since
+//     with no such task the calibrated P cannot exceed ½ and the mean
+//     cannot rise;
+//  2. the calibrated gate, when the candidate did better somewhere and is
+//     not yet accepted, re-rolls both versions on the tasks whose outcome
+//     differs and is still uncertain (posterior mass of its likeliest
+//     change below 0.99), up to MaxRepeats, until it accepts, nothing is
+//     uncertain, or even every re-roll going the candidate's way could not
+//     lift P above 1−δ;
+//  3. it accepts when P(better) > 1−δ, the mean did not fall and at most
+//     MaxRegressions tasks dev passed every time are probably failed now.
 //
-// The candidate is accepted when P > 1−δ, its mean is not below dev's, and
-// it fails at most maxRegressions of the tasks dev passes in every repeat.
-func Gate(dev, cand Scores, delta float64, maxRegressions int) *ledger.Gate {
-	g := &ledger.Gate{Tasks: len(dev.Rewards), Before: mean(dev.Rewards), After: mean(cand.Rewards), Delta: delta, MaxRegressions: maxRegressions}
-	devRuns, candRuns := dev.runs(), cand.runs()
-	binary := true
-	diffs := make([]float64, len(dev.Rewards))
-	for i := range dev.Rewards {
-		g.Repeats = max(g.Repeats, len(devRuns[i]))
-		binary = binary && len(devRuns[i]) == 1 && len(candRuns[i]) == 1 && isBinary(devRuns[i][0]) && isBinary(candRuns[i][0])
-		switch d := cand.Rewards[i] - dev.Rewards[i]; {
+// Step 1's early stop makes the decision identical to evaluating every task
+// (TestGateDecidesEarlyIdentically replays recorded outcomes both ways).
+func runGate(ctx context.Context, spec gateSpec, ids []string, order []int, src gateSource) (*ledger.Gate, error) {
+	n := len(ids)
+	s := &gateState{spec: spec, ids: ids, cand: make([][]float64, n), dev: make([][]float64, n), errored: make([]bool, n), capped: make([]bool, n)}
+	for i := 0; i < n; i++ {
+		s.cand[i], s.dev[i] = src.known(true, i), src.known(false, i)
+	}
+	stopped, err := s.firstPass(ctx, order, src)
+	if err != nil {
+		return nil, err
+	}
+	if !stopped && !spec.Mean {
+		if err := s.reroll(ctx, src); err != nil {
+			return nil, err
+		}
+	}
+	g := s.verdict()
+	g.Total, g.Start = n, spec.MinRepeats
+	g.Skipped = s.skipped()
+	g.Rerolls = s.rerolls
+	g.Tokens, g.Cost = s.spent.Tokens, s.spent.Cost
+	return g, nil
+}
+
+// job is one rollout a gate asks for.
+type job struct {
+	cand bool
+	task int
+}
+
+// result is what a job came back with.
+type result struct {
+	job
+	reward float64
+	ok     bool
+	spent  Outcome
+	err    error
+}
+
+// firstPass is step 1. stopped reports an early rejection.
+func (s *gateState) firstPass(ctx context.Context, order []int, src gateSource) (stopped bool, err error) {
+	var jobs []job
+	for _, i := range order {
+		for k := len(s.dev[i]); k < s.spec.MinRepeats; k++ {
+			jobs = append(jobs, job{false, i})
+		}
+		for k := len(s.cand[i]); k < s.spec.MinRepeats; k++ {
+			jobs = append(jobs, job{true, i})
+		}
+	}
+	stop := func() bool { return !s.spec.Full && !s.anyWinPossible() }
+	if stop() {
+		return true, nil
+	}
+	return s.run(ctx, jobs, src, stop, false)
+}
+
+// reroll is step 2.
+func (s *gateState) reroll(ctx context.Context, src gateSource) error {
+	if !s.anyWin() {
+		return nil
+	}
+	for {
+		pairs, idx := s.pairs()
+		j := s.model(pairs).judge(pairs)
+		if s.accepts(pairs, j) {
+			return nil
+		}
+		var uncertain []int
+		for k, i := range idx {
+			p := pairs[k]
+			differs := math.Abs(mean(p.cand)-mean(p.dev)) > 1e-9
+			if differs && j.Certain[k] < certain && !s.capped[i] && (len(p.cand) < s.spec.MaxRepeats || len(p.dev) < s.spec.MaxRepeats) {
+				uncertain = append(uncertain, i)
+			}
+		}
+		if len(uncertain) == 0 || !s.couldAccept(uncertain) {
+			return nil
+		}
+		var jobs []job
+		for _, i := range uncertain {
+			c, d := len(s.cand[i]), len(s.dev[i])
+			if c <= d && c < s.spec.MaxRepeats {
+				jobs = append(jobs, job{true, i})
+			}
+			if d <= c && d < s.spec.MaxRepeats {
+				jobs = append(jobs, job{false, i})
+			}
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		if _, err := s.run(ctx, jobs, src, nil, true); err != nil {
+			return err
+		}
+	}
+}
+
+// couldAccept reports whether the gate could still accept if every
+// uncertain task's remaining re-rolls went the candidate's way.
+func (s *gateState) couldAccept(uncertain []int) bool {
+	best := &gateState{spec: s.spec, ids: s.ids, cand: append([][]float64(nil), s.cand...), dev: append([][]float64(nil), s.dev...), errored: s.errored, capped: s.capped}
+	for _, i := range uncertain {
+		c := append([]float64(nil), s.cand[i]...)
+		for len(c) < s.spec.MaxRepeats {
+			c = append(c, 1)
+		}
+		d := append([]float64(nil), s.dev[i]...)
+		for len(d) < s.spec.MaxRepeats {
+			d = append(d, 0)
+		}
+		best.cand[i], best.dev[i] = c, d
+	}
+	pairs, _ := best.pairs()
+	return best.model(pairs).judge(pairs).P > 1-s.spec.Delta
+}
+
+// run executes jobs in order with at most Window in flight, applying each
+// result as it comes; stop, checked after every result, cancels the rest.
+// Re-rolls (step 2) are counted, and one that errors ends that task's
+// re-rolls; in step 1 an errored rollout leaves the task out. It reports
+// whether stop ended it.
+func (s *gateState) run(ctx context.Context, jobs []job, src gateSource, stop func() bool, reroll bool) (bool, error) {
+	failed := s.errored
+	if reroll {
+		failed = s.capped
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make(chan result)
+	var wg sync.WaitGroup
+	next, inflight, stopped := 0, 0, false
+	var firstErr error
+	launch := func() {
+		for inflight < max(s.spec.Window, 1) && next < len(jobs) && !stopped {
+			jb := jobs[next]
+			next++
+			inflight++
+			if jb.cand {
+				s.asked++
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, ok, spent, err := src.roll(ctx, jb.cand, jb.task)
+				results <- result{jb, r, ok, spent, err}
+			}()
+		}
+	}
+	launch()
+	for inflight > 0 {
+		res := <-results
+		inflight--
+		s.spent.Tokens += res.spent.Tokens
+		s.spent.Cost += res.spent.Cost
+		switch {
+		case stopped && errors.Is(res.err, context.Canceled):
+		case res.err != nil:
+			if firstErr == nil {
+				firstErr = res.err
+				cancel()
+			}
+		case !res.ok:
+			failed[res.task] = true
+		default:
+			if res.cand {
+				s.cand[res.task] = append(s.cand[res.task], res.reward)
+			} else {
+				s.dev[res.task] = append(s.dev[res.task], res.reward)
+			}
+			if reroll {
+				s.rerolls++
+			}
+		}
+		if firstErr == nil && !stopped && stop != nil && stop() {
+			stopped = true
+			cancel()
+		}
+		launch()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return false, firstErr
+	}
+	return stopped, nil
+}
+
+// anyWinPossible reports whether some task could still, after step 1, show
+// the candidate doing better than dev.
+func (s *gateState) anyWinPossible() bool {
+	for i := range s.ids {
+		if s.errored[i] {
+			continue
+		}
+		c, d := s.cand[i], s.dev[i]
+		needC, needD := max(0, s.spec.MinRepeats-len(c)), max(0, s.spec.MinRepeats-len(d))
+		bestC := (passes(c) + float64(needC)) / float64(len(c)+needC)
+		worstD := 0.0
+		if len(d)+needD > 0 {
+			worstD = passes(d) / float64(len(d)+needD)
+		}
+		if bestC > worstD+1e-9 {
+			return true
+		}
+	}
+	return false
+}
+
+// anyWin reports whether the candidate did better on some task.
+func (s *gateState) anyWin() bool {
+	pairs, _ := s.pairs()
+	for _, p := range pairs {
+		if mean(p.cand) > mean(p.dev)+1e-9 {
+			return true
+		}
+	}
+	return false
+}
+
+// pairs returns the tasks both versions have results for, with their
+// indexes.
+func (s *gateState) pairs() ([]pair, []int) {
+	var ps []pair
+	var idx []int
+	for i := range s.ids {
+		if !s.errored[i] && len(s.cand[i]) > 0 && len(s.dev[i]) > 0 {
+			ps = append(ps, pair{cand: s.cand[i], dev: s.dev[i]})
+			idx = append(idx, i)
+		}
+	}
+	return ps, idx
+}
+
+// model is the noise model for these pairs: graded unless every reward
+// seen is 0 or 1.
+func (s *gateState) model(pairs []pair) noiseModel {
+	graded := false
+	for _, p := range pairs {
+		graded = graded || !isBinary(p.cand) || !isBinary(p.dev)
+	}
+	for _, g := range s.spec.Pool {
+		graded = graded || !isBinary(g)
+	}
+	return newNoiseModel(s.spec.Pool, graded)
+}
+
+// accepts applies step 3 to a judgement.
+func (s *gateState) accepts(pairs []pair, j judgement) bool {
+	before, after := means(pairs)
+	return j.P > 1-s.spec.Delta && after >= before && regressions(pairs, j) <= s.spec.MaxRegressions
+}
+
+// regressions counts the tasks dev passed in every rollout that the
+// candidate probably does worse on now.
+func regressions(pairs []pair, j judgement) int {
+	n := 0
+	for k, p := range pairs {
+		if allPass(p.dev) && j.Worse[k] > 0.5 {
+			n++
+		}
+	}
+	return n
+}
+
+// skipped counts the candidate rollouts step 1 would have needed and never
+// asked for.
+func (s *gateState) skipped() int {
+	need := 0
+	for i := range s.ids {
+		need += max(0, s.spec.MinRepeats-len(s.cand[i]))
+	}
+	return need
+}
+
+// verdict turns the evidence into the gate's record.
+func (s *gateState) verdict() *ledger.Gate {
+	pairs, idx := s.pairs()
+	before, after := means(pairs)
+	g := &ledger.Gate{Tasks: len(pairs), Before: before, After: after, Delta: s.spec.Delta, MaxRegressions: s.spec.MaxRegressions}
+	for k, p := range pairs {
+		g.Repeats = max(g.Repeats, len(p.cand), len(p.dev))
+		switch d := mean(p.cand) - mean(p.dev); {
 		case d > 1e-9:
 			g.Wins += d
+			g.Won = append(g.Won, s.ids[idx[k]])
 		case d < -1e-9:
 			g.Losses -= d
 		}
-		diffs[i] = cand.Rewards[i] - dev.Rewards[i]
-		if allPass(devRuns[i]) && !allPass(candRuns[i]) {
-			g.Regressions++
+	}
+	if s.spec.Mean {
+		g.Method = "mean"
+		if after > before+1e-9 {
+			g.P, g.Accept = 1, true
 		}
+		return g
 	}
-	g.Method = "beta"
-	g.P = ProbBetter(g.Wins, g.Losses)
-	if !binary && len(diffs) >= 2 {
-		g.Method = "paired-t"
-		g.P = ProbMeanPositive(diffs)
+	m := s.model(pairs)
+	j := m.judge(pairs)
+	g.Method, g.P, g.Noise = "flip", j.P, j.Noise
+	if m.graded {
+		g.Method = "jump"
 	}
-	g.Accept = g.P > 1-delta && g.After >= g.Before && g.Regressions <= maxRegressions
+	g.Regressions = regressions(pairs, j)
+	g.Accept = s.accepts(pairs, j)
 	return g
 }
 
-func isBinary(r float64) bool { return r == 0 || r == 1 }
+// promising reports whether a rejected gate's evidence is positive but not
+// yet sufficient: P(better) above ½, more gained than lost, no
+// regressions beyond the allowance.
+func promising(g *ledger.Gate) bool {
+	return !g.Accept && g.Method != "mean" && g.P > 0.5 && g.Wins > g.Losses && g.Regressions <= g.MaxRegressions
+}
+
+func means(pairs []pair) (before, after float64) {
+	if len(pairs) == 0 {
+		return 0, 0
+	}
+	for _, p := range pairs {
+		before += mean(p.dev)
+		after += mean(p.cand)
+	}
+	return before / float64(len(pairs)), after / float64(len(pairs))
+}
 
 func allPass(runs []float64) bool {
 	for _, r := range runs {
@@ -65,22 +408,147 @@ func allPass(runs []float64) bool {
 	return len(runs) > 0
 }
 
-// gate scores the candidate and dev on validation in parallel and applies
-// the gate with δ annealed by the number of dev commits so far.
+// gateOrder is the order a gate visits tasks in, so that it decides
+// soonest: tasks dev fails (only those can show a gain) before tasks dev
+// passes every time, and within each, tasks on which recent versions
+// disagree before those on which they all agree.
+func gateOrder(devRuns [][]float64, recent [][]float64) []int {
+	rank := func(i int) int {
+		r := 0
+		if allPass(devRuns[i]) {
+			r += 2
+		}
+		lo, hi := 1.0, 0.0
+		for _, x := range recent[i] {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		if !(hi > lo) {
+			r++
+		}
+		return r
+	}
+	order := make([]int, len(devRuns))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return rank(order[a]) < rank(order[b]) })
+	return order
+}
+
+// smallestGain is the fewest validation tasks a candidate must fix, each
+// confirmed in every one of maxRepeats rollouts and breaking nothing else,
+// for the gate to accept at δ among n tasks with the noise pool shows; 0
+// when no gain could pass.
+func smallestGain(n int, pool [][]float64, delta float64, maxRepeats int) int {
+	graded := false
+	for _, g := range pool {
+		graded = graded || !isBinary(g)
+	}
+	m := newNoiseModel(pool, graded)
+	for k := 1; k <= n; k++ {
+		ps := make([]pair, n)
+		for i := range ps {
+			ps[i] = pair{cand: []float64{1}, dev: []float64{1}}
+			if i < k {
+				ps[i] = pair{cand: repeat(1, maxRepeats), dev: repeat(0, maxRepeats)}
+			}
+		}
+		if m.judge(ps).P > 1-delta {
+			return k
+		}
+	}
+	return 0
+}
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, max(n, 1))
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// treeSource is a gateSource over the aggregator's observations: dev and
+// the candidate as library trees.
+type treeSource struct {
+	obs       *observations
+	dev, cand git.Hash
+	tasks     []eval.Task
+}
+
+func (t treeSource) tree(cand bool) git.Hash {
+	if cand {
+		return t.cand
+	}
+	return t.dev
+}
+
+func (t treeSource) known(cand bool, i int) []float64 {
+	return t.obs.known(t.tree(cand), t.tasks[i].ID)
+}
+
+func (t treeSource) roll(ctx context.Context, cand bool, i int) (float64, bool, Outcome, error) {
+	return t.obs.next(ctx, t.tree(cand), t.tasks[i])
+}
+
+// gate scores a candidate against dev on the tasks held out from its
+// members, with δ annealed by the number of dev commits so far.
 func (a *Aggregator) gate(ctx context.Context, dev git.Hash, cand *fusion, commits int) (*ledger.Gate, error) {
-	devScores, candScores, err := a.scorePair(ctx, dev, cand.tree)
+	devLib, err := a.Repo.TreeOf(ctx, dev, a.Library.Path)
 	if err != nil {
 		return nil, err
 	}
+	candLib, err := a.Repo.TreeOf(ctx, cand.tree, a.Library.Path)
+	if err != nil {
+		return nil, err
+	}
+	tasks := a.heldOut(cand.members)
+	src := treeSource{obs: a.obs, dev: devLib, cand: candLib, tasks: tasks}
+	devRuns := make([][]float64, len(tasks))
+	recent := make([][]float64, len(tasks))
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		devRuns[i], recent[i], ids[i] = src.known(false, i), a.obs.recentOf(t.ID), t.ID
+	}
 	lib := a.Library
-	g := Gate(devScores, candScores, Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, commits), lib.MaxRegressions)
-	g.Tokens, g.Cost = devScores.Tokens+candScores.Tokens, devScores.Cost+candScores.Cost
-	return g, nil
+	spec := gateSpec{
+		Delta: Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, commits), MaxRegressions: lib.MaxRegressions,
+		MinRepeats: max(lib.Repeats, 1), MaxRepeats: max(lib.MaxRepeats, lib.Repeats, 1),
+		Mean: lib.Gate == library.GateMean, Pool: a.obs.pool(a.Validation, devLib, candLib), Window: a.window(),
+	}
+	return runGate(ctx, spec, ids, gateOrder(devRuns, recent), src)
+}
+
+// window is how many rollouts one gate keeps in flight.
+func (a *Aggregator) window() int { return max(a.Jobs, 1) }
+
+// heldOut is the tasks a candidate is judged on: the validation split, or,
+// cross-fitted, every pooled task none of its members' proposers saw.
+func (a *Aggregator) heldOut(members []*Submission) []eval.Task {
+	if !a.CrossFit {
+		return a.Validation
+	}
+	seen := map[string]bool{}
+	for _, m := range members {
+		for _, id := range m.Proposal.Tasks {
+			seen[id] = true
+		}
+	}
+	var out []eval.Task
+	for _, t := range a.Validation {
+		if !seen[t.ID] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // commit records the gate's verdict on every member of a candidate and,
 // when it accepted, merges them into dev as one commit (compare-and-swap).
-// It returns the merge commit, or zero when the gate rejected.
+// It returns the merge commit, or zero when the gate rejected. A rejected
+// single proposal whose evidence is promising is recorded as such and kept
+// for pooling; a rejected fusion of several is left undecided for its
+// members to be gated alone (solos).
 func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State, dev git.Hash, cand *fusion, g *ledger.Gate, oracle string) (git.Hash, error) {
 	var merge git.Hash
 	if g.Accept {
@@ -107,9 +575,13 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 	}
 	for _, m := range cand.members {
 		dec := d.decision(m, ledger.Rejected, rejectReason(g))
-		if g.Accept {
+		switch {
+		case g.Accept:
 			dec = d.decision(m, ledger.Committed, fmt.Sprintf("merged into dev as %s", merge.Short()))
 			dec.Merge = merge
+		case len(cand.members) == 1 && promising(g):
+			dec = d.decision(m, ledger.Promising, fmt.Sprintf("better with P=%.2f, not yet above %.2f: kept to be pooled with later promising proposals", g.P, 1-g.Delta))
+			d.promising = append(d.promising, ledger.Pending{Proposal: m.Proposal.Commit, Since: d.round, P: g.P, Won: g.Won})
 		}
 		dec.Gate, dec.Oracle = g, oracle
 		for _, o := range cand.members {
@@ -123,40 +595,23 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 }
 
 func rejectReason(g *ledger.Gate) string {
-	if g.Regressions > g.MaxRegressions {
-		return fmt.Sprintf("fails %s dev passes every time (at most %d allowed)", plural(g.Regressions, "validation task"), g.MaxRegressions)
-	}
-	if g.After < g.Before {
+	switch {
+	case g.Tasks == 0 && g.Skipped > 0:
+		return fmt.Sprintf("dev passes every one of the %d validation tasks it could be judged on: nothing left to gain there", g.Total)
+	case g.Tasks == 0:
+		return "no validation task could be compared (their rollouts errored)"
+	case g.Regressions > g.MaxRegressions:
+		return fmt.Sprintf("probably fails %s dev passes every time (at most %d allowed)", plural(g.Regressions, "validation task"), g.MaxRegressions)
+	case g.After < g.Before:
 		return fmt.Sprintf("validation fell from %.2f to %.2f", g.Before, g.After)
-	}
-	if g.Wins == 0 && g.Losses == 0 {
+	case g.Wins == 0 && g.Losses == 0 && g.Tasks < g.Total:
+		return fmt.Sprintf("fixes no validation task dev fails (decided after %d of %d tasks)", g.Tasks, g.Total)
+	case g.Wins == 0 && g.Losses == 0:
 		return "no validation task changed outcome"
+	case g.Method == "mean":
+		return fmt.Sprintf("validation did not rise (%.2f → %.2f)", g.Before, g.After)
 	}
 	return fmt.Sprintf("P(better) = %.2f is not above %.2f", g.P, 1-g.Delta)
-}
-
-// scorePair scores dev and a candidate tree on validation concurrently.
-func (a *Aggregator) scorePair(ctx context.Context, dev git.Hash, candTree git.Hash) (devScores, candScores Scores, err error) {
-	devLib, err := a.Repo.TreeOf(ctx, dev, a.Library.Path)
-	if err != nil {
-		return devScores, candScores, err
-	}
-	candLib, err := a.Repo.TreeOf(ctx, candTree, a.Library.Path)
-	if err != nil {
-		return devScores, candScores, err
-	}
-	var devErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		devScores, devErr = a.Scorer.Score(ctx, devLib, a.Validation)
-	}()
-	candScores, err = a.Scorer.Score(ctx, candLib, a.Validation)
-	<-done
-	if err == nil {
-		err = devErr
-	}
-	return devScores, candScores, err
 }
 
 // mergeMessage is the dev merge commit's message: what was merged and the

@@ -31,7 +31,7 @@ func TestNoPassengers(t *testing.T) {
 	if got := decisionOf(t, res, "1"); got.Outcome != ledger.Committed || len(got.FusedWith) != 0 {
 		t.Fatalf("gainer: %+v", got)
 	}
-	if got := decisionOf(t, res, "2"); got.Outcome != ledger.Rejected || got.Reason != "no validation task changed outcome" {
+	if got := decisionOf(t, res, "2"); got.Outcome != ledger.Rejected || got.Reason != "fixes no validation task dev fails (decided after 1 of 3 tasks)" {
 		t.Fatalf("passenger: %+v", got)
 	}
 	if len(res.Verdicts) != 2 || len(res.Verdicts[0].Members) != 1 {

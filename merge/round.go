@@ -20,8 +20,12 @@ import (
 //     semantic ones found by scoring the fusion against its members;
 //  5. each candidate (the fusion, then the singles) goes through the
 //     oracle when it touches L1 files and then the gate, and is committed
-//     to dev when accepted: later candidates merge onto the new dev;
-//  6. promotion, then every decision in the journal.
+//     to dev when accepted: later candidates merge onto the new dev; a
+//     fusion the gate rejects is broken up and its members gated alone;
+//  6. promising proposals (evidence positive, not yet enough), this
+//     round's and those waiting from earlier rounds, are pooled into one
+//     candidate and gated together (pool);
+//  7. promotion, then every decision in the journal.
 //
 // Measurements may be cancelled; writes are not. When the context ends
 // between candidates, the decisions made so far are recorded and the
@@ -53,7 +57,13 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 		d.add(others[i])
 	}
 
+	waiting := state.Promising
 	stopped := a.decide(ctx, d, &state, res, subs)
+	if stopped == nil {
+		waiting, stopped = a.pool(ctx, d, &state, res, waiting)
+	} else {
+		waiting = append(waiting, d.promising...) // pooled next round
+	}
 	if stopped != nil && !errors.Is(stopped, context.Canceled) && !errors.Is(stopped, context.DeadlineExceeded) {
 		return nil, stopped
 	}
@@ -62,7 +72,9 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 		if stopped != nil && ctx.Err() == nil {
 			return nil, stopped
 		}
+		state.Noise = a.Noise()
 	}
+	state.Promising = waiting
 	wctx := context.WithoutCancel(ctx)
 	state.Refile = append(d.refile, unreached(refiled, attempts, d.list)...)
 	res.Decisions = d.list
@@ -93,10 +105,11 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 	if err != nil {
 		return err
 	}
-	cand, err := a.fuse(ctx, d, res.Dev, pool)
+	cand, alone, err := a.fuse(ctx, d, res.Dev, pool)
 	if err != nil {
 		return err
 	}
+	solos = append(alone, solos...)
 	if cand, err = a.rank(ctx, d, state, cand); err != nil {
 		return err
 	}
@@ -107,10 +120,18 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 	for _, s := range solos {
 		queue = append(queue, &fusion{members: []*Submission{s}})
 	}
-	for _, c := range queue {
-		if err := a.candidate(ctx, d, state, res, c); err != nil {
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		alone, err := a.candidate(ctx, d, state, res, c)
+		if err != nil {
 			return err
 		}
+		var next []*fusion
+		for _, m := range alone {
+			next = append(next, &fusion{members: []*Submission{m}})
+		}
+		queue = append(next, queue...)
 	}
 	return nil
 }
@@ -136,8 +157,9 @@ func (a *Aggregator) measureAndPromote(ctx context.Context, state *ledger.State,
 
 // candidate merges c's members onto the current dev (reusing c when it was
 // built on it), runs the oracle when they touch L1 files, gates the result,
-// and commits it when accepted.
-func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, c *fusion) error {
+// and commits it when accepted. A fusion of several that the gate rejects
+// is not decided: its members are returned, to be gated alone.
+func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, c *fusion) ([]*Submission, error) {
 	dev, members := res.Dev, c.members
 	f, err := c, error(nil)
 	if c.dev != dev {
@@ -149,22 +171,22 @@ func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.St
 		for _, m := range members {
 			d.add(d.decision(m, ledger.ConflictDev, fmt.Sprintf("does not merge onto dev %s after this round's earlier merge: conflict in %v", dev.Short(), conflict.Paths)))
 		}
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f.tree == f.base {
 		for _, m := range members {
 			d.add(d.decision(m, ledger.Duplicate, "dev already makes this change"))
 		}
-		return nil
+		return nil, nil
 	}
 	v := Verdict{Members: members}
 	if a.touchesGuarded(members) {
 		finding, err := a.checkOracle(ctx, f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		v.Oracle = finding
 		if finding != oraclePassed {
@@ -174,21 +196,25 @@ func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.St
 				dec.Oracle = finding
 				d.add(dec)
 			}
-			return nil
+			return nil, nil
 		}
 	}
 	if v.Gate, err = a.gate(ctx, dev, f, state.Commits); err != nil {
-		return err
+		return nil, err
+	}
+	if !v.Gate.Accept && len(members) > 1 {
+		res.Verdicts = append(res.Verdicts, v)
+		return members, nil
 	}
 	wctx := context.WithoutCancel(ctx)
 	if v.Merge, err = a.commit(wctx, d, state, dev, f, v.Gate, v.Oracle); err != nil {
-		return err
+		return nil, err
 	}
 	if !v.Merge.IsZero() {
 		res.Dev = v.Merge
 	}
 	res.Verdicts = append(res.Verdicts, v)
-	return nil
+	return nil, nil
 }
 
 // refiled loads the proposals earlier rounds set aside, with how often each
@@ -197,21 +223,11 @@ func (a *Aggregator) refiled(ctx context.Context, queue []ledger.Refile) ([]*Sub
 	attempts := map[git.Hash]int{}
 	var subs []*Submission
 	for _, r := range queue {
-		p, err := ledger.ReadProposal(ctx, a.Repo, r.Proposal)
+		s, err := a.submission(ctx, r.Proposal)
 		if err != nil {
-			return nil, nil, fmt.Errorf("re-filed proposal %s: %w", r.Proposal.Short(), err)
+			return nil, nil, fmt.Errorf("re-filed %w", err)
 		}
-		paths, err := a.Repo.ChangedPaths(ctx, p.Base, p.Commit)
-		if err != nil {
-			return nil, nil, err
-		}
-		s := &Submission{Proposal: p}
-		for _, path := range paths {
-			if rel, ok := a.Library.Rel(path); ok {
-				s.Paths = append(s.Paths, rel)
-			}
-		}
-		attempts[p.Commit] = r.Attempts
+		attempts[r.Proposal] = r.Attempts
 		subs = append(subs, s)
 	}
 	return subs, attempts, nil

@@ -76,11 +76,7 @@ func (a *Aggregator) scoreTree(ctx context.Context, tree git.Hash, tasks []eval.
 	if err != nil {
 		return 0, err
 	}
-	s, err := a.Scorer.Score(ctx, lib, tasks)
-	if err != nil {
-		return 0, err
-	}
-	return mean(s.Rewards), nil
+	return a.obs.meanScore(ctx, lib, tasks)
 }
 
 // semanticSubset is how many validation tasks the semantic-conflict check
@@ -97,7 +93,7 @@ func (a *Aggregator) rank(ctx context.Context, d *decider, state *ledger.State, 
 	if len(cand.members) < 2 {
 		return cand, nil
 	}
-	tasks := a.Validation
+	tasks := a.heldOut(cand.members)
 	if !a.Library.Tournament && len(tasks) > semanticSubset {
 		tasks = tasks[:semanticSubset]
 	}

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,6 +31,9 @@ type Record struct {
 	// Grading holds the judge's verdicts on the task's expectations.
 	Grading []eval.Verdict `json:"grading,omitempty"`
 	Cached  bool           `json:"-"` // served from the cache: cost nothing this time
+	// Errored says why the rollout could not run on any attempt (an
+	// infrastructure failure): it has no reward and is never cached.
+	Errored string `json:"-"`
 }
 
 // maxCachedOutput caps the output kept per record.
@@ -65,14 +69,18 @@ type call struct {
 	err  error
 }
 
-// OpenCache returns the cache stored in dir (created on first write).
+// OpenCache returns the cache stored in dir (created on first write). With
+// dir "" nothing is read from or written to disk: results are shared only
+// within the process (evolve --no-cache).
 func OpenCache(dir string) *Cache {
 	return &Cache{dir: dir, inflight: map[string]*call{}}
 }
 
 // Do returns the record for key, running f only when neither the disk nor a
 // concurrent caller has it. hit reports whether f was not run by this call.
-// Errors from f are not cached.
+// Errors from f are not cached, except that a rollout that errored on every
+// attempt stays errored for later callers in this process (it is never
+// written to disk).
 func (c *Cache) Do(ctx context.Context, key Key, f func() (Record, error)) (rec Record, hit bool, err error) {
 	k := key.String()
 	c.mu.Lock()
@@ -95,7 +103,8 @@ func (c *Cache) Do(ctx context.Context, key Key, f func() (Record, error)) (rec 
 		cl.rec, cl.err = rec, err
 		close(cl.done)
 		c.mu.Lock()
-		if err != nil {
+		var errored *erroredError
+		if err != nil && !errors.As(err, &errored) {
 			delete(c.inflight, k) // let a later call retry
 		}
 		c.mu.Unlock()
@@ -117,6 +126,9 @@ func (c *Cache) Do(ctx context.Context, key Key, f func() (Record, error)) (rec 
 func (c *Cache) path(k string) string { return filepath.Join(c.dir, k[:2], k+".json") }
 
 func (c *Cache) load(k string) (Record, bool) {
+	if c.dir == "" {
+		return Record{}, false
+	}
 	data, err := os.ReadFile(c.path(k))
 	if err != nil {
 		return Record{}, false
@@ -129,6 +141,9 @@ func (c *Cache) load(k string) (Record, bool) {
 }
 
 func (c *Cache) store(k string, r Record) error {
+	if c.dir == "" {
+		return nil
+	}
 	p := c.path(k)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("rollout cache: %w", err)

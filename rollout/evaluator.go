@@ -2,14 +2,12 @@ package rollout
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,65 +34,163 @@ type Evaluator struct {
 	WorkDir string        // parent of rollout workspaces; "" means the system temp dir
 	Meter   *budget.Meter // counts what fresh rollouts spend; may be nil
 
+	// Backoff is the wait before the first retry of a rollout that failed
+	// for infrastructure reasons (doubling after); 0 means DefaultBackoff.
+	Backoff time.Duration
+	// Log, when set, hears about every errored attempt.
+	Log *slog.Logger
+
 	rollouts atomic.Int64
 	hits     atomic.Int64
 	nanos    atomic.Int64
+
+	mu         sync.Mutex
+	finished   int64  // rollouts run to a result or to errored
+	errored    int64  // rollouts that errored on every attempt
+	firstError string // the first of them
 }
+
+// Attempts is how often a rollout that fails for infrastructure reasons is
+// tried before it counts as errored.
+const Attempts = 3
+
+// DefaultBackoff is Evaluator.Backoff's default.
+const DefaultBackoff = 500 * time.Millisecond
+
+// Most rollouts erroring means the setup is broken: after at least
+// minErrored errored rollouts, more than half of all the run's rollouts
+// erroring stops it (TooManyErrorsError).
+const minErrored = 5
 
 // Stats counts what an Evaluator did.
 type Stats struct {
-	Rollouts int64         // rollouts actually run
-	Hits     int64         // results served from the cache
-	Time     time.Duration // summed rollout wall time
+	Rollouts   int64         // rollouts actually run (errored ones included)
+	Hits       int64         // results served from the cache
+	Errored    int64         // rollouts that could not run on any attempt: not scored, not cached
+	FirstError string        // the first errored rollout's error
+	Time       time.Duration // summed rollout wall time
 }
 
 // Stats returns the counters so far.
 func (e *Evaluator) Stats() Stats {
-	return Stats{Rollouts: e.rollouts.Load(), Hits: e.hits.Load(), Time: time.Duration(e.nanos.Load())}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return Stats{Rollouts: e.rollouts.Load(), Hits: e.hits.Load(), Errored: e.errored, FirstError: e.firstError, Time: time.Duration(e.nanos.Load())}
 }
 
-// ConfigHash digests the parts of a library's configuration that change
-// rollout results.
-func ConfigHash(l *library.Library) string {
-	p := l.Provider
-	parts := []string{l.Run, l.Layout, l.LayoutDir(), l.Scorer, fmt.Sprint(l.Tolerance), l.ScoreCommand,
-		strings.Join(l.Hide, "\x01"), l.Evals, strings.Join(l.Env, "\x01"), l.Timeout.String(),
-		p.BaseURL, p.ModelFor("run"), p.ModelFor("judge"), fmt.Sprint(p.ContextBudget, p.MaxTokens)}
-	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return hex.EncodeToString(h[:])
+// TooManyErrorsError stops a run in which most rollouts could not run.
+type TooManyErrorsError struct {
+	Errored, Total int64
+	First          string
+}
+
+func (e *TooManyErrorsError) Error() string {
+	return fmt.Sprintf("%d of %d rollouts could not run (each tried %d times); first: %s (check the library's run command, its environment and the endpoint)", e.Errored, e.Total, Attempts, e.First)
 }
 
 // Rollout returns the record of one task on the library tree libTree (the
 // tree of the library directory), running it only when no cached record
-// exists. An agent that fails or times out scores 0 with the error kept in
-// the record; a scorer error or a cancelled context is returned.
+// exists. An agent that fails on its own (a failing exit, a wrong answer)
+// scores 0 with the error kept in the record. One that fails for
+// infrastructure reasons (agent.InfraError that is not Fatal: not found,
+// killed, timed out, an endpoint overloaded past its retries) is retried
+// Attempts times, then comes back with Errored set: no reward, not cached.
+// A fatal infrastructure error, a scorer error, a cancelled context, and
+// a *TooManyErrorsError once most rollouts have errored, are returned.
 func (e *Evaluator) Rollout(ctx context.Context, libTree git.Hash, t eval.Task) (Record, error) {
-	return e.rollout(ctx, libTree, t, 0)
+	return e.RolloutRepeat(ctx, libTree, t, 0)
 }
 
-// rollout is Rollout of one repeat: repeat n of a task is its own rollout
-// with its own cache entry, for agents whose answers vary.
-func (e *Evaluator) rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
+// RolloutRepeat is Rollout of one repeat: repeat n of a task is its own
+// rollout with its own cache entry, for agents whose answers vary.
+func (e *Evaluator) RolloutRepeat(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
 	key := Key{Tree: libTree, Task: t.Hash(), Config: e.Config, Repeat: repeat}
 	rec, hit, err := e.Cache.Do(ctx, key, func() (Record, error) {
-		if err := e.Limiter.Acquire(ctx); err != nil {
-			return Record{}, err
-		}
-		defer e.Limiter.Release()
-		start := time.Now()
-		rec, err := e.run(ctx, libTree, t)
-		e.rollouts.Add(1)
-		e.nanos.Add(int64(time.Since(start)))
-		e.Meter.Add(rec.Tokens, rec.Cost)
-		if err != nil {
-			return Record{}, err
-		}
-		return rec, nil
+		return e.attempts(ctx, libTree, t, repeat)
 	})
 	if hit {
 		e.hits.Add(1)
 	}
+	var errored *erroredError
+	if errors.As(err, &errored) {
+		return Record{Task: t.ID, Errored: errored.err.Error()}, e.tooMany()
+	}
 	return rec, err
+}
+
+// erroredError carries a rollout's last infrastructure failure out of the
+// cache, which keeps no errors.
+type erroredError struct{ err error }
+
+func (e *erroredError) Error() string { return e.err.Error() }
+
+// attempts runs a rollout until it gives a result, retrying infrastructure
+// failures with a doubling backoff.
+func (e *Evaluator) attempts(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
+	wait := e.Backoff
+	if wait <= 0 {
+		wait = DefaultBackoff
+	}
+	var last error
+	for i := 0; i < Attempts; i++ {
+		if i > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return Record{}, ctx.Err()
+			}
+			wait *= 2
+		}
+		rec, err := e.once(ctx, libTree, t, repeat)
+		var infra *agent.InfraError
+		if !errors.As(err, &infra) || infra.Fatal {
+			if err == nil {
+				e.mu.Lock()
+				e.finished++
+				e.mu.Unlock()
+			}
+			return rec, err
+		}
+		last = err
+		if e.Log != nil {
+			e.Log.Debug("rollout could not run", "task", t.ID, "repeat", repeat, "attempt", i+1, "err", err)
+		}
+	}
+	e.mu.Lock()
+	e.errored++
+	e.finished++
+	if e.firstError == "" {
+		e.firstError = last.Error()
+	}
+	e.mu.Unlock()
+	return Record{}, &erroredError{last}
+}
+
+// tooMany returns a *TooManyErrorsError when most rollouts have errored.
+func (e *Evaluator) tooMany() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.errored >= minErrored && 2*e.errored > e.finished {
+		return &TooManyErrorsError{Errored: e.errored, Total: e.finished, First: e.firstError}
+	}
+	return nil
+}
+
+// once runs one attempt of a rollout under a slot of the Limiter.
+func (e *Evaluator) once(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
+	if err := e.Limiter.Acquire(ctx); err != nil {
+		return Record{}, err
+	}
+	defer e.Limiter.Release()
+	start := time.Now()
+	rec, err := e.run(ctx, libTree, t, repeat)
+	e.rollouts.Add(1)
+	e.nanos.Add(int64(time.Since(start)))
+	e.Meter.Add(rec.Tokens, rec.Cost)
+	if err != nil {
+		return Record{}, err
+	}
+	return rec, nil
 }
 
 // RolloutAll rolls out every task on libTree concurrently (bounded by the
@@ -121,7 +217,7 @@ func (e *Evaluator) RolloutRepeats(ctx context.Context, libTree git.Hash, tasks 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				runs[i][r], errs[i*n+r] = e.rollout(ctx, libTree, t, r)
+				runs[i][r], errs[i*n+r] = e.RolloutRepeat(ctx, libTree, t, r)
 			}()
 		}
 	}
@@ -136,7 +232,7 @@ func (e *Evaluator) RolloutRepeats(ctx context.Context, libTree git.Hash, tasks 
 
 // run does one rollout in a fresh workspace. On an error the record it
 // returns carries only what was spent, for the meter; it is never kept.
-func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task) (Record, error) {
+func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
 	ws, err := sandbox.NewWorkspace(e.WorkDir, "descent-rollout-")
 	if err != nil {
 		return Record{}, err
@@ -158,7 +254,7 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task) (Rec
 	}
 	start := time.Now()
 	resp, runErr := e.Runner.Run(ctx, agent.Request{
-		Library: e.Library.Name, TaskID: t.ID, Prompt: t.Prompt, TaskFile: taskFile,
+		Library: e.Library.Name, TaskID: t.ID, Repeat: repeat, Prompt: t.Prompt, TaskFile: taskFile,
 		SkillDir: lay.SkillDir, Workspace: dir, Files: lay.Files, Control: control,
 	})
 	rec := Record{Task: t.ID, Output: resp.Output, Seconds: time.Since(start).Seconds(), Tokens: resp.Tokens, Cost: resp.Cost}
@@ -167,7 +263,7 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task) (Rec
 	}
 	var infra *agent.InfraError
 	if errors.As(runErr, &infra) {
-		// Not the library's failure: never recorded, the run stops.
+		// Not the library's failure: never recorded.
 		return rec, fmt.Errorf("rollout of task %q: %w", t.ID, runErr)
 	}
 	if runErr != nil {
@@ -199,14 +295,18 @@ func writeAgentTask(path string, t eval.Task, files []string) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-// Mean is the mean reward of records (0 for none).
+// Mean is the mean reward of records that did not error (0 for none).
 func Mean(recs []Record) float64 {
-	if len(recs) == 0 {
+	var s float64
+	n := 0
+	for _, r := range recs {
+		if r.Errored == "" {
+			s += r.Reward
+			n++
+		}
+	}
+	if n == 0 {
 		return 0
 	}
-	var s float64
-	for _, r := range recs {
-		s += r.Reward
-	}
-	return s / float64(len(recs))
+	return s / float64(n)
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/git-descent/git-descent/agent"
 	"github.com/git-descent/git-descent/budget"
@@ -17,7 +20,8 @@ import (
 )
 
 // spendRunner answers every task, spending 10 tokens and $0.01; tasks
-// "fail" and "infra" fail as the library's fault and as infrastructure's.
+// "fail", "infra" and "refused" fail as the library's fault, as
+// infrastructure's (transient) and fatally (a refused key).
 type spendRunner struct{}
 
 func (spendRunner) Run(_ context.Context, req agent.Request) (agent.Response, error) {
@@ -27,6 +31,8 @@ func (spendRunner) Run(_ context.Context, req agent.Request) (agent.Response, er
 		return resp, errors.New("agent exited 1")
 	case "infra":
 		return resp, &agent.InfraError{Err: errors.New("connection refused")}
+	case "refused":
+		return resp, &agent.InfraError{Err: errors.New("HTTP 401"), Fatal: true}
 	}
 	return resp, nil
 }
@@ -72,7 +78,7 @@ func TestEvaluatorMetersEveryFreshRolloutOnce(t *testing.T) {
 	e := &Evaluator{
 		Repo: repo, Library: lib, Runner: spendRunner{}, Scorer: spendGrader{},
 		Limiter: sandbox.NewLimiter(2), Cache: OpenCache(t.TempDir()), Config: "c",
-		WorkDir: t.TempDir(), Meter: meter,
+		WorkDir: t.TempDir(), Meter: meter, Backoff: time.Millisecond,
 	}
 	for _, c := range []struct {
 		task    string
@@ -82,8 +88,9 @@ func TestEvaluatorMetersEveryFreshRolloutOnce(t *testing.T) {
 		{"ok", false, 15},        // agent and grader
 		{"ok", false, 15},        // cached: nothing spent
 		{"fail", false, 25},      // recorded as a failure, never graded
-		{"infra", true, 35},      // not recorded, but spent
-		{"unscorable", true, 50}, // the grader's spending counts too
+		{"infra", false, 55},     // errored: tried three times, each spent
+		{"refused", true, 65},    // fatal: not recorded, but spent
+		{"unscorable", true, 80}, // the grader's spending counts too
 	} {
 		rec, err := e.Rollout(ctx, tree, eval.Task{ID: c.task, Prompt: "p"})
 		if (err != nil) != c.wantErr {
@@ -92,11 +99,68 @@ func TestEvaluatorMetersEveryFreshRolloutOnce(t *testing.T) {
 		if err != nil && (rec.Task != "" || rec.Tokens != 0) {
 			t.Errorf("%s: a failed rollout returned a record: %+v", c.task, rec)
 		}
+		if c.task == "infra" && (rec.Errored == "" || rec.Reward != 0 || rec.Tokens != 0) {
+			t.Errorf("infra: record %+v, want an errored one", rec)
+		}
 		if tokens, _ := meter.Total(); tokens != c.tokens {
 			t.Errorf("after %s: meter has %d tokens, want %d", c.task, tokens, c.tokens)
 		}
 	}
-	if _, cost := meter.Total(); cost < 0.0499 || cost > 0.0501 {
-		t.Errorf("meter has $%.4f, want $0.0500", cost)
+	if _, cost := meter.Total(); cost < 0.0799 || cost > 0.0801 {
+		t.Errorf("meter has $%.4f, want $0.0800", cost)
+	}
+}
+
+// countingRunner fails every rollout for infrastructure reasons and counts
+// its calls.
+type countingRunner struct{ calls *atomic.Int32 }
+
+func (r countingRunner) Run(context.Context, agent.Request) (agent.Response, error) {
+	r.calls.Add(1)
+	return agent.Response{}, &agent.InfraError{Err: errors.New("exit status 127: not found")}
+}
+
+// A rollout that cannot run is tried three times, then errored: no reward,
+// nothing on disk, and the same rollout asked again in the run is not
+// tried again. Once most rollouts have errored, the run is told to stop.
+func TestErroredRolloutsAreCountedNotCached(t *testing.T) {
+	ctx, repo := gittest.NewRepo(t)
+	if err := os.MkdirAll(filepath.Join(repo.Top(), "skills", "s"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo.Top(), "skills", "s", "SKILL.md"), []byte("# S\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.CommitAll(ctx, "init", git.Signature{Name: "T", Email: "t@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := library.New("skills/s")
+	tree, _ := repo.TreeOf(ctx, head, lib.Path)
+	var calls atomic.Int32
+	dir := t.TempDir()
+	e := &Evaluator{Repo: repo, Library: lib, Runner: countingRunner{&calls}, Scorer: spendGrader{},
+		Limiter: sandbox.NewLimiter(2), Cache: OpenCache(dir), Config: "c", WorkDir: t.TempDir(), Backoff: time.Millisecond}
+	for i := 0; i < 2; i++ {
+		rec, err := e.Rollout(ctx, tree, eval.Task{ID: "a", Prompt: "p"})
+		if err != nil || rec.Errored == "" || rec.Reward != 0 {
+			t.Fatalf("attempt %d: %+v, %v", i, rec, err)
+		}
+	}
+	if calls.Load() != Attempts {
+		t.Fatalf("the agent ran %d times, want %d (three tries, then remembered)", calls.Load(), Attempts)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("an errored rollout reached the cache: %v", entries)
+	}
+	var tooMany *TooManyErrorsError
+	for i := 0; i < minErrored; i++ {
+		_, err = e.Rollout(ctx, tree, eval.Task{ID: string(rune('b' + i)), Prompt: "p"})
+	}
+	if !errors.As(err, &tooMany) || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("after %d errored rollouts: %v", minErrored+1, err)
+	}
+	if st := e.Stats(); st.Errored != minErrored+1 || !strings.Contains(st.FirstError, "not found") {
+		t.Fatalf("stats = %+v", st)
 	}
 }

@@ -65,11 +65,23 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("%s: exit status %d: %s", clip(e.Command, 60), e.ExitCode, msg)
 }
 
-// Run runs spec.Command to completion. A non-zero exit is an *ExitError
-// (with the Result still filled in); a timeout is ErrTimeout; a cancelled
-// context is the context's error. In every case the process group is gone
+// StartError is a process that could not be started at all (the shell
+// missing, an environment or argument list too large for the system).
+type StartError struct {
+	Command string
+	Err     error
+}
+
+func (e *StartError) Error() string { return fmt.Sprintf("start %q: %v", clip(e.Command, 60), e.Err) }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Run runs spec.Command to completion. A process that cannot start is a
+// *StartError; a non-zero exit is an *ExitError (with the Result still
+// filled in; ExitCode is -1 when a signal killed it); a timeout is
+// ErrTimeout; a cancelled context is the context's error. In every case the process group is gone
 // when Run returns.
 func Run(ctx context.Context, spec Spec) (Result, error) {
+	parent := ctx // the caller's: its end is not this process's timeout
 	if spec.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
@@ -95,7 +107,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 
 	start := time.Now()
 	if err := c.Start(); err != nil {
-		return Result{}, fmt.Errorf("start %q: %w", clip(spec.Command, 60), err)
+		return Result{}, &StartError{Command: spec.Command, Err: err}
 	}
 	pgid := c.Process.Pid
 	done := make(chan struct{})
@@ -119,6 +131,8 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		Duration:  time.Since(start),
 	}
 	switch {
+	case parent.Err() != nil:
+		return res, parent.Err()
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && spec.Timeout > 0:
 		return res, fmt.Errorf("%s: %w after %s", clip(spec.Command, 60), ErrTimeout, spec.Timeout)
 	case ctx.Err() != nil:

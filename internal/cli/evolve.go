@@ -37,12 +37,20 @@ of train tasks, asks the proposer to fix the failures, and commits the edit to
 descent/<lib>/w/<worker>. The aggregator then merges the round's proposals onto
 descent/<lib>/dev through the descent merge driver, fusing compatible ones and
 settling conflicts by validation score, and commits the candidate only when it
-beats dev on the validation split (paired Beta posterior, P > 1-δ) without losing.
+beats dev on validation: P(better) > 1-δ under a model of the agent's noise,
+measured at the start by rolling dev out twice on some tasks. With a reproducible
+agent one fixed task and none broken is enough; with a noisy one the gate re-rolls
+the tasks that decide, up to max-repeats. Evidence that is positive but not yet
+enough makes a proposal "promising": it waits to be pooled with later ones.
 stable is fast-forwarded to dev after promote-after clean rounds.
 
 The first run creates dev and stable at HEAD; later runs resume from them.
-Rollouts are cached under .git/descent/cache, so nothing is rolled out twice.
-Your working tree, index, HEAD and branches are never touched.`,
+Rollouts are cached under .git/descent/cache (keyed by the library version, the
+task, the agent's configuration and the content of the scripts it runs), so nothing
+is rolled out twice; --no-cache runs everything afresh, and git descent cache clear
+empties it. A rollout that cannot run (command not found, killed, timed out, an
+endpoint down) is retried, never scored, and counted; most rollouts failing that
+way stops the run. Your working tree, index, HEAD and branches are never touched.`,
 		Example: `  git descent evolve skills/pdf-audit --workers 8 --rounds 10
   git descent evolve pdf-audit --target 0.9 --max-time 30m`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
@@ -62,7 +70,8 @@ Your working tree, index, HEAD and branches are never touched.`,
 	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop once the run has spent this many tokens (0: no limit)")
 	f.Float64Var(&o.MaxCost, "max-cost", 0, "stop once the run has spent this many US dollars (0: no limit; needs prices for models that do not report cost)")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout (progress goes to stderr)")
-	f.IntVar(&o.repeats, "repeats", 0, "rollouts of each validation task per version, for noisy agents (overrides library repeats)")
+	f.IntVar(&o.repeats, "repeats", 0, "rollouts of each validation task per version the gate starts with (overrides library repeats; it re-rolls uncertain tasks up to max-repeats by itself)")
+	f.BoolVar(&o.NoCache, "no-cache", false, "neither read nor write the rollout cache: roll everything out afresh")
 	f.StringVar(&o.baseline, "baseline", "", "also score the test split without the library: none")
 	f.IntVar(&o.Refresh, "refresh", 1, "workers take a new dev snapshot every N rounds, staggered (above 1, proposals go stale as asynchronous ones do)")
 	f.BoolVar(&o.tournament, "fusion-tournament", false, "score every fusion against its single proposals and keep fusion statistics (git descent log --fusion)")
@@ -103,6 +112,7 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 	}
 	if o.repeats > 0 {
 		lib.Repeats = o.repeats
+		lib.MaxRepeats = max(lib.MaxRepeats, o.repeats)
 	}
 	switch o.baseline {
 	case "":
@@ -133,10 +143,20 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 // adopt the result.
 func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 	refs := ledger.Refs{Library: lib.Name}
-	fmt.Fprintf(w, "\ndone in %s (%s): validation %.2f → %.2f on %d tasks\n",
-		(time.Duration(s.Seconds * float64(time.Second))).Round(100*time.Millisecond), s.Stop, s.Baseline, s.Final, s.Tasks["validation"])
+	val := fmt.Sprintf("on %d tasks", s.Tasks["validation"])
+	if s.Validation == library.ValidationCross {
+		val = fmt.Sprintf("on %d train and validation tasks, cross-fitted", s.Tasks["validation"]+s.Tasks["train"])
+	}
+	fmt.Fprintf(w, "\ndone in %s (%s): validation %.2f → %.2f %s\n",
+		(time.Duration(s.Seconds * float64(time.Second))).Round(100*time.Millisecond), s.Stop, s.Baseline, s.Final, val)
 	fmt.Fprintf(w, "  %d rounds, %d proposals, %d dev commits, %d promotions; %s\n", s.Rounds, s.Proposals, s.Merges, s.Promotions, outcomeList(s.Outcomes))
 	fmt.Fprintf(w, "  rollouts: %d run, %d from cache\n", s.Rollouts, s.CacheHits)
+	if s.Errored > 0 {
+		fmt.Fprintf(w, "  %d rollouts errored (could not run; not scored, not cached); first: %s\n", s.Errored, clipText(s.FirstError, 300))
+	}
+	if s.Noise != nil {
+		fmt.Fprintf(w, "  agent: %s\n", s.Noise)
+	}
 	if s.Tokens > 0 || s.Cost > 0 || s.Requests > 0 {
 		fmt.Fprintf(w, "  spent: %d tokens, $%.4f; %d model requests, %d retries\n", s.Tokens, s.Cost, s.Requests, s.Retries)
 	}

@@ -109,10 +109,15 @@ Start with:
 		newShowCmd(e),
 		newPromoteCmd(e),
 		newRollbackCmd(e),
+		newCacheCmd(e),
 		newMergeDriverCmd(e),
 		newDemoCmd(e),
 		newDemoAgentCmd(e),
 		newDemoProposeCmd(e),
+		newBenchCmd(e),
+		newBenchAgentCmd(e),
+		newBenchProposeCmd(e),
+		newBenchScoreCmd(e),
 	)
 	return root
 }

@@ -41,6 +41,8 @@ type libraryStatus struct {
 	Outcomes  map[ledger.Outcome]int `json:"outcomes"`
 	Workers   []workerStatus         `json:"workers"`
 	Undecided int                    `json:"undecided"`
+
+	PromisingRounds int `json:"-"`
 }
 
 type workerStatus struct {
@@ -91,7 +93,7 @@ func runStatus(ctx context.Context, e *env, name string, asJSON bool) error {
 
 func statusOf(ctx context.Context, repo *git.Repo, l *library.Library) (libraryStatus, error) {
 	refs := ledger.Refs{Library: l.Name}
-	st := libraryStatus{Name: l.Name, Path: l.Path, Outcomes: map[ledger.Outcome]int{}}
+	st := libraryStatus{Name: l.Name, Path: l.Path, Outcomes: map[ledger.Outcome]int{}, PromisingRounds: l.PromisingRounds}
 	for _, x := range []struct {
 		ref string
 		dst *git.Hash
@@ -152,8 +154,14 @@ func printStatus(e *env, st libraryStatus) {
 	fmt.Fprintf(w, "  %d rounds, %d dev commits, %d promotions, %d clean rounds since the last\n",
 		st.State.Round, st.State.Commits, len(st.State.Promotions), st.State.CleanRounds)
 	fmt.Fprintf(w, "  decisions: %s\n", outcomeList(st.Outcomes))
+	if st.State.Noise != nil {
+		fmt.Fprintf(w, "  agent: %s\n", st.State.Noise)
+	}
 	if n := len(st.State.Refile); n > 0 {
 		fmt.Fprintf(w, "  %d proposals re-filed for the next round\n", n)
+	}
+	if n := len(st.State.Promising); n > 0 {
+		fmt.Fprintf(w, "  %d promising proposals wait to be pooled with later ones (promising-rounds = %d)\n", n, st.PromisingRounds)
 	}
 	if n := len(st.State.Rollbacks); n > 0 {
 		last := st.State.Rollbacks[n-1]

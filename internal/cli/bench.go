@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/bench"
+)
+
+func newBenchCmd(e *env) *cobra.Command {
+	var o bench.Options
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the optimizer on generated domains, calibrated gate against the mean-difference baseline",
+		Long: `bench evolves throwaway repositories of generated domains whose truth is known,
+each under the calibrated gate and under a strict mean-difference gate (accept any
+rise of the validation mean), in the same run, and prints for each: the time to
+reach the validation target, the final validation score, proposals, committed
+proposals, dev commits, false commits (dev commits whose noise-free score did not
+rise) and wrong rules kept in dev.
+
+  routing   20 keywords, 60 tickets; a reproducible agent; a proposer that adds one
+            rule per call, right three times in four, not always for a ticket it
+            was shown failing (so it sometimes rewrites a right rule); target 0.95
+  coinflip  an agent answering yes or no at random: every commit is false
+  graded    partial credit (3 facts per topic), an agent that forgets a listed fact
+            one time in ten; target 0.80 (the best skill averages 0.90)
+
+The agents, proposers and scorers are the hidden commands bench-agent, bench-propose
+and bench-score, run like any agent. A full bench (3 runs, 2 minutes each for routing
+and graded) takes about half an hour on two cores.`,
+		Example: `  git descent bench
+  git descent bench --domain routing --runs 1 --max-time 60s`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			o.Out, o.Log = e.stdout, e.logger()
+			_, err := bench.Run(c.Context(), o)
+			return err
+		},
+	}
+	f := c.Flags()
+	f.StringSliceVar(&o.Domains, "domain", nil, "domains to run: "+strings.Join(bench.Names, ", ")+" (default all)")
+	f.StringSliceVar(&o.Gates, "gate", nil, "gates to compare: calibrated, mean (default both)")
+	f.IntVar(&o.Runs, "runs", 3, "runs per domain and gate")
+	f.IntVar(&o.Workers, "workers", 4, "evolve --workers")
+	f.DurationVar(&o.MaxTime, "max-time", 120*time.Second, "the most one run of routing or graded takes")
+	f.IntVar(&o.Rounds, "rounds", 10, "rounds of a coinflip run")
+	f.StringVar(&o.Dir, "dir", "", "create the throwaway repositories here (default the system temp dir)")
+	f.BoolVar(&o.Keep, "keep", false, "keep the repositories to look at afterwards")
+	return c
+}
+
+// benchDomain is the domain a hidden bench command was started for.
+func benchDomain(name string) (bench.Domain, error) {
+	d, ok := bench.Domains[name]
+	if !ok {
+		return nil, fmt.Errorf("no bench domain %q (domains: %s)", name, strings.Join(bench.Names, ", "))
+	}
+	return d, nil
+}
+
+func newBenchAgentCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:    "bench-agent <domain>",
+		Short:  "A bench domain's agent (reads DESCENT_SKILL_DIR and the prompt)",
+		Hidden: true,
+		Args:   argsUsage(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			d, err := benchDomain(args[0])
+			if err != nil {
+				return err
+			}
+			prompt := os.Getenv("DESCENT_PROMPT")
+			if prompt == "" {
+				data, err := io.ReadAll(c.InOrStdin())
+				if err != nil {
+					return err
+				}
+				prompt = string(data)
+			}
+			skill, err := os.ReadFile(filepath.Join(os.Getenv("DESCENT_SKILL_DIR"), "SKILL.md"))
+			if err != nil {
+				return fmt.Errorf("bench-agent: %w (git-descent sets DESCENT_SKILL_DIR for rollouts)", err)
+			}
+			fmt.Fprintln(e.stdout, d.Answer(map[string]string{"SKILL.md": string(skill)}, prompt))
+			return nil
+		},
+	}
+}
+
+func newBenchProposeCmd(e *env) *cobra.Command {
+	var seed int
+	c := &cobra.Command{
+		Use:    "bench-propose <domain>",
+		Short:  "A bench domain's proposer (reads DESCENT_FAILURES, edits SKILL.md)",
+		Hidden: true,
+		Args:   argsUsage(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			d, err := benchDomain(args[0])
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(os.Getenv("DESCENT_FAILURES"))
+			if err != nil {
+				return fmt.Errorf("bench-propose: read DESCENT_FAILURES: %w", err)
+			}
+			var fb agent.Feedback
+			if err := json.Unmarshal(data, &fb); err != nil {
+				return fmt.Errorf("bench-propose: %w", err)
+			}
+			file := filepath.Join(fb.SkillDir, "SKILL.md")
+			text, err := os.ReadFile(file)
+			if err != nil {
+				return fmt.Errorf("bench-propose: %w", err)
+			}
+			skill := map[string]string{"SKILL.md": string(text)}
+			rng := bench.NewRand(seed, os.Getenv("DESCENT_WORKER"), os.Getenv("DESCENT_RATIONALE_FILE"), string(text), string(data))
+			subject := d.Propose(rng, skill, fb)
+			if subject == "" {
+				return nil
+			}
+			if err := os.WriteFile(file, []byte(skill["SKILL.md"]), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout, subject)
+			return nil
+		},
+	}
+	c.Flags().IntVar(&seed, "seed", 0, "varies the proposer's choices between runs")
+	return c
+}
+
+func newBenchScoreCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:    "bench-score <domain>",
+		Short:  "A bench domain's scorer (reads the output on stdin and DESCENT_EXPECTED)",
+		Hidden: true,
+		Args:   argsUsage(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			d, err := benchDomain(args[0])
+			if err != nil {
+				return err
+			}
+			out, err := io.ReadAll(c.InOrStdin())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%g\n", d.Score(os.Getenv("DESCENT_EXPECTED"), string(out)))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,238 @@
+package merge
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/internal/git"
+)
+
+// Scorer rolls out library versions for the aggregator: the gate, conflict
+// settling, promotion. Implementations cache by version, task and repeat
+// (repeat n of a task is its own rollout) and are safe for concurrent use.
+type Scorer interface {
+	Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Outcome, error)
+}
+
+// Outcome is one rollout as the aggregator sees it.
+type Outcome struct {
+	Reward float64
+	// Errored says why the rollout could not run (an infrastructure
+	// failure, already retried): it has no reward and the task is left out
+	// of comparisons that need it.
+	Errored string
+	Tokens  int64   // spent now; a cached rollout spent nothing
+	Cost    float64 // USD
+}
+
+// recentDepth is how many recent results per task order the gate's tasks.
+const recentDepth = 8
+
+// observations is every rollout result the aggregator has seen in a run, by
+// library tree, task and repeat, over its Scorer. It is what the gate knows
+// before rolling anything out (dev's repeats from earlier gates), the pool
+// of repeats the noise estimate comes from, and each task's recent results
+// across versions, which order the gate's tasks. Safe for concurrent use.
+type observations struct {
+	scorer Scorer
+
+	mu     sync.Mutex
+	runs   map[obsKey]*runs
+	recent map[string][]float64 // task id → latest results of any version, oldest first
+}
+
+type obsKey struct {
+	tree git.Hash
+	task string
+}
+
+// runs are one version's rollouts of one task: rewards by repeat (NaN where
+// none is known yet) and how many repeat indexes were handed out.
+type runs struct {
+	reward []float64
+	issued int
+}
+
+func newObservations(s Scorer) *observations {
+	return &observations{scorer: s, runs: map[obsKey]*runs{}, recent: map[string][]float64{}}
+}
+
+func (o *observations) entry(tree git.Hash, task string) *runs {
+	k := obsKey{tree, task}
+	r := o.runs[k]
+	if r == nil {
+		r = &runs{}
+		o.runs[k] = r
+	}
+	return r
+}
+
+// known returns the rewards of tree on task seen so far, in repeat order.
+func (o *observations) known(tree git.Hash, task string) []float64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []float64
+	if r := o.runs[obsKey{tree, task}]; r != nil {
+		for _, x := range r.reward {
+			if !math.IsNaN(x) {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// get returns repeat `repeat` of t on tree, rolling it out unless it is
+// known. ok is false when the rollout errored.
+func (o *observations) get(ctx context.Context, tree git.Hash, t eval.Task, repeat int) (reward float64, ok bool, spent Outcome, err error) {
+	o.mu.Lock()
+	r := o.entry(tree, t.ID)
+	if repeat < len(r.reward) && !math.IsNaN(r.reward[repeat]) {
+		x := r.reward[repeat]
+		o.mu.Unlock()
+		return x, true, Outcome{}, nil
+	}
+	r.issued = max(r.issued, repeat+1)
+	o.mu.Unlock()
+	out, err := o.scorer.Rollout(ctx, tree, t, repeat)
+	if err != nil || out.Errored != "" {
+		return 0, false, out, err
+	}
+	o.record(tree, t.ID, repeat, out.Reward)
+	return out.Reward, true, out, nil
+}
+
+// next rolls out one more repeat of t on tree than any asked for so far.
+func (o *observations) next(ctx context.Context, tree git.Hash, t eval.Task) (float64, bool, Outcome, error) {
+	o.mu.Lock()
+	r := o.entry(tree, t.ID)
+	repeat := max(r.issued, len(r.reward))
+	r.issued = repeat + 1
+	o.mu.Unlock()
+	return o.get(ctx, tree, t, repeat)
+}
+
+func (o *observations) record(tree git.Hash, task string, repeat int, reward float64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r := o.entry(tree, task)
+	for len(r.reward) <= repeat {
+		r.reward = append(r.reward, math.NaN())
+	}
+	r.reward[repeat] = reward
+	rec := append(o.recent[task], reward)
+	if len(rec) > recentDepth {
+		rec = rec[len(rec)-recentDepth:]
+	}
+	o.recent[task] = rec
+}
+
+// pool returns every group of repeated rewards (one version, one task, at
+// least two results) among tasks, but those of the trees in except (a gate
+// counts its own versions' repeats in its own data).
+func (o *observations) pool(tasks []eval.Task, except ...git.Hash) [][]float64 {
+	out, _ := o.poolTasks(tasks, except...)
+	return out
+}
+
+// poolTasks is pool, with how many distinct tasks the groups cover.
+func (o *observations) poolTasks(tasks []eval.Task, except ...git.Hash) ([][]float64, int) {
+	ids := map[string]bool{}
+	for _, t := range tasks {
+		ids[t.ID] = true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out [][]float64
+	covered := map[string]bool{}
+	for k, r := range o.runs {
+		if !ids[k.task] || slices.Contains(except, k.tree) {
+			continue
+		}
+		var g []float64
+		for _, x := range r.reward {
+			if !math.IsNaN(x) {
+				g = append(g, x)
+			}
+		}
+		if len(g) >= 2 {
+			out = append(out, g)
+			covered[k.task] = true
+		}
+	}
+	return out, len(covered)
+}
+
+// recentOf returns the latest results of any version on a task.
+func (o *observations) recentOf(task string) []float64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]float64(nil), o.recent[task]...)
+}
+
+// ensure rolls out repeat 0 of every task on tree that has no result yet,
+// concurrently, and returns each task's known rewards (nil where the
+// rollout errored).
+func (o *observations) ensure(ctx context.Context, tree git.Hash, tasks []eval.Task) ([][]float64, error) {
+	out := make([][]float64, len(tasks))
+	errs := make([]error, len(tasks))
+	var wg sync.WaitGroup
+	for i, t := range tasks {
+		if k := o.known(tree, t.ID); len(k) > 0 {
+			out[i] = k
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, _, err := o.get(ctx, tree, t, 0); err != nil {
+				errs[i] = err
+				return
+			}
+			out[i] = o.known(tree, t.ID)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// meanScore is tree's mean reward over tasks, each task's rewards averaged
+// over every repeat seen so far (at least one is rolled out); tasks whose
+// rollout errored are left out.
+func (o *observations) meanScore(ctx context.Context, tree git.Hash, tasks []eval.Task) (float64, error) {
+	rs, err := o.ensure(ctx, tree, tasks)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	n := 0
+	for _, r := range rs {
+		if len(r) > 0 {
+			sum += passes(r) / float64(len(r))
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return sum / float64(n), nil
+}
+
+// graded reports whether the repeated rewards seen on tasks are graded (not
+// all 0 or 1).
+func (o *observations) graded(tasks []eval.Task) bool {
+	for _, g := range o.pool(tasks) {
+		if !isBinary(g) {
+			return true
+		}
+	}
+	return false
+}
