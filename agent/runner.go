@@ -107,14 +107,15 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		MaxOutput: e.MaxOutput,
 	})
 	resp := Response{Output: string(res.Stdout), Truncated: res.Truncated, Stderr: string(res.Stderr)}
-	if infra := processFailure(err); infra != nil {
-		return resp, infra
-	}
+	infra := processFailure(err)
 	if e.Parse != nil {
 		// A CLI agent's JSON says what it spent even when it failed.
 		r, perr := e.Parse(res.Stdout)
 		resp.Output, resp.Tokens, resp.Cost = r.Text, r.Tokens(), e.Price.cost(r)
 		err = agentError(err, perr)
+	}
+	if infra != nil {
+		return resp, infra
 	}
 	if err != nil {
 		return resp, err

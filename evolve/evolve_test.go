@@ -19,6 +19,7 @@ func TestMinibatchesCoverTrainSplit(t *testing.T) {
 	}
 	lib := library.New("skills/s")
 	lib.Minibatch = 2
+	lib.Validation = library.ValidationSplit
 	r := &runner{lib: lib}
 	for i := 0; i < 3; i++ {
 		r.workers = append(r.workers, &worker{index: i, r: r, train: train})

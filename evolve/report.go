@@ -3,6 +3,7 @@ package evolve
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -60,14 +61,17 @@ const noiseSample = 12
 func (r *runner) power(n int) {
 	out, lib := r.opts.Out, r.lib
 	if r.crossFit() {
-		n = max(1, n-lib.Minibatch)
+		n -= min(r.minibatch(), n)
+		if m := r.minibatch(); m < lib.Minibatch {
+			fmt.Fprintf(out, "minibatch: %d train tasks per worker, not %d, to leave some of the %d pooled tasks to judge each proposal on\n", m, lib.Minibatch, len(r.train()))
+		}
 	}
 	k := r.agg.SmallestGain(n)
 	switch {
 	case lib.Gate == library.GateMean:
 		fmt.Fprintf(out, "gate: mean difference (baseline): any rise of the validation mean is accepted\n")
 	case k == 1:
-		fmt.Fprintf(out, "gate: a one-task gain on %s can pass (δ %.2f, up to %d rollouts per task)\n", plural(n, "task"), lib.Delta, max(lib.MaxRepeats, lib.Repeats))
+		fmt.Fprintf(out, "gate: a one-task gain on %s can pass (δ %.2f, up to %d rollouts per task)\n", plural(n, "task"), math.Max(lib.Delta, lib.DeltaFloor), max(lib.MaxRepeats, lib.Repeats))
 	case k == 0:
 		fmt.Fprintf(out, "warning: with this agent's noise no gain on %s can pass the gate, even confirmed %d times: raise library.%s.max-repeats, make the agent more reproducible (temperature 0), or add evals\n",
 			plural(n, "task"), max(lib.MaxRepeats, lib.Repeats), lib.Name)

@@ -141,6 +141,19 @@ func (r *runner) train() []eval.Task {
 	return r.splits[eval.Train]
 }
 
+// minibatch is how many train tasks a worker takes per round: the
+// library's minibatch, but cross-fitted never so many that fewer than 3 of
+// the pooled tasks (or, with fewer than 4, one) are left to judge its
+// proposal on.
+func (r *runner) minibatch() int {
+	m := r.lib.Minibatch
+	if r.crossFit() {
+		pool := len(r.train())
+		m = min(m, max(1, pool-3))
+	}
+	return m
+}
+
 // validation is the tasks the gate and the reports judge versions on: the
 // validation split, or cross-fitted the same pool as train() (each
 // candidate is then judged on the part its proposers never saw).

@@ -52,7 +52,7 @@ func (w *worker) refresh(dev git.Hash, round int) git.Hash {
 // that moves across workers and rounds, so together they cover the train
 // split before repeating.
 func (w *worker) minibatch(round int) []eval.Task {
-	n, m := len(w.train), w.r.lib.Minibatch
+	n, m := len(w.train), w.r.minibatch()
 	if m >= n {
 		return w.train
 	}

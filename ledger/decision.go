@@ -49,9 +49,12 @@ type Gate struct {
 	Losses float64 `json:"losses"` // tasks where it did worse
 	// P is the posterior probability that the candidate is better: that its
 	// true (noise-free) results on these tasks add up to more than dev's.
-	P      float64 `json:"p"`
-	Delta  float64 `json:"delta"` // δ in force: accept needs P > 1-δ
-	Accept bool    `json:"accept"`
+	P float64 `json:"p"`
+	// Expected is the posterior mean of the candidate's true gain, in
+	// tasks (graded: summed reward).
+	Expected float64 `json:"expected"`
+	Delta    float64 `json:"delta"` // δ in force: accept needs P > 1-δ
+	Accept   bool    `json:"accept"`
 	// Method is how P was computed: "flip" (pass/fail rewards, each
 	// rollout's outcome flipping with the estimated rate), "jump" (graded
 	// rewards, each rollout's reward a random one with the estimated
@@ -74,8 +77,11 @@ type Gate struct {
 	// remaining outcome could change the decision.
 	Skipped int      `json:"skipped,omitempty"`
 	Won     []string `json:"won,omitempty"` // the tasks the candidate did better on
-	Tokens  int64    `json:"tokens"`        // spent on the gate's rollouts (cached ones cost nothing)
-	Cost    float64  `json:"cost"`          // USD
+	// Errored counts tasks left out because the candidate's rollout could
+	// not run where dev's did; any rejects it.
+	Errored int     `json:"errored,omitempty"`
+	Tokens  int64   `json:"tokens"` // spent on the gate's rollouts (cached ones cost nothing)
+	Cost    float64 `json:"cost"`   // USD
 }
 
 // String renders a gate for humans: "0.42 → 0.58 on 18 tasks (+3/−1,

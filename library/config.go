@@ -251,6 +251,9 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 		l.Gate = v
 	case "promising-rounds":
 		l.PromisingRounds, err = strconv.Atoi(v)
+		if err == nil && l.PromisingRounds < 1 {
+			err = fmt.Errorf("must be at least 1")
+		}
 	case "validation":
 		if v != ValidationAuto && v != ValidationSplit && v != ValidationCross {
 			return fmt.Errorf("must be %s, %s or %s", ValidationAuto, ValidationSplit, ValidationCross)

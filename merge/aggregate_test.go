@@ -237,8 +237,9 @@ func TestRoundConflictKeepsBetterProposal(t *testing.T) {
 }
 
 func TestRoundGateRejects(t *testing.T) {
-	f := newFixture(t, "A\nB\n", "A", "B", "C")
-	worse := f.propose("1", "A\n", 0, 1)
+	f := newFixture(t, "A\nB\n", "A", "B", "C", "D")
+	f.seedNoise(agreeing(12))               // a reproducible agent
+	worse := f.propose("1", "A\nC\n", 0, 1) // gains C, loses B
 	res := f.round(worse)
 	if got := outcomes(res)["1"]; got != ledger.Rejected {
 		t.Fatalf("outcome = %v", got)
@@ -246,13 +247,18 @@ func TestRoundGateRejects(t *testing.T) {
 	if res.Decisions[0].Reason != "probably fails 1 validation task dev passes every time (at most 0 allowed)" {
 		t.Fatalf("reason = %q", res.Decisions[0].Reason)
 	}
+	lost := f.propose("4", "A\n", 0, 1) // loses B, gains nothing: decided on the tasks dev fails alone
+	res = f.round(lost)
+	if res.Decisions[0].Outcome != ledger.Rejected || res.Decisions[0].Reason != "fixes no validation task dev fails (decided after 2 of 4 tasks)" {
+		t.Fatalf("decision = %+v", res.Decisions[0])
+	}
 	dev, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
 	if dev != f.start {
 		t.Fatal("dev moved after a rejection")
 	}
 	same := f.propose("2", "A\nB\nnote\n", 0, 1)
 	res = f.round(same)
-	if res.Decisions[0].Outcome != ledger.Rejected || res.Decisions[0].Reason != "fixes no validation task dev fails (decided after 1 of 3 tasks)" {
+	if res.Decisions[0].Outcome != ledger.Rejected || res.Decisions[0].Reason != "fixes no validation task dev fails (decided after 2 of 4 tasks)" {
 		t.Fatalf("decision = %+v", res.Decisions[0])
 	}
 	dup := f.propose("3", "A\nB\n", 0, 1)

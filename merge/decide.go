@@ -21,6 +21,7 @@ type decider struct {
 	// promising are this round's proposals whose gate found positive but
 	// insufficient evidence, to pool with the ones waiting already.
 	promising []ledger.Pending
+	gated     map[git.Hash]bool // candidate trees gated this round
 }
 
 // alone returns s merged alone onto the round's dev, merging it once
@@ -46,7 +47,7 @@ type staleness struct {
 // newDecider starts a round's decisions, reading each submission's
 // staleness against dev from the ledger.
 func newDecider(ctx context.Context, a *Aggregator, round int, dev git.Hash, subs []*Submission, attempts map[git.Hash]int) (*decider, error) {
-	d := &decider{a: a, round: round, dev: dev, eta: map[*Submission]staleness{}, attempts: attempts, built: map[*Submission]*fusion{}}
+	d := &decider{a: a, round: round, dev: dev, eta: map[*Submission]staleness{}, attempts: attempts, built: map[*Submission]*fusion{}, gated: map[git.Hash]bool{}}
 	for _, s := range subs {
 		st, err := a.staleness(ctx, s, dev)
 		if err != nil {

@@ -51,9 +51,13 @@ type gateState struct {
 	dev     [][]float64
 	errored []bool // a first rollout errored: the task is left out
 	capped  []bool // a re-roll errored: no more re-rolls
-	spent   Outcome
-	rerolls int
-	asked   int // candidate rollouts asked for
+	// candErrored counts tasks left out because the candidate's rollout
+	// errored where dev's ran: a candidate that makes the agent hang or
+	// crash must not hide its regressions that way.
+	candErrored int
+	spent       Outcome
+	rerolls     int
+	asked       int // candidate rollouts asked for
 }
 
 // runGate decides whether the candidate beats dev on n tasks, visiting them
@@ -91,7 +95,7 @@ func runGate(ctx context.Context, spec gateSpec, ids []string, order []int, src 
 		}
 	}
 	g := s.verdict()
-	g.Total, g.Start = n, spec.MinRepeats
+	g.Total, g.Start, g.Errored = n, spec.MinRepeats, s.candErrored
 	g.Skipped = s.skipped()
 	g.Rerolls = s.rerolls
 	g.Tokens, g.Cost = s.spent.Tokens, s.spent.Cost
@@ -208,7 +212,7 @@ func (s *gateState) run(ctx context.Context, jobs []job, src gateSource, stop fu
 	next, inflight, stopped := 0, 0, false
 	var firstErr error
 	launch := func() {
-		for inflight < max(s.spec.Window, 1) && next < len(jobs) && !stopped {
+		for inflight < max(s.spec.Window, 1) && next < len(jobs) && !stopped && firstErr == nil {
 			jb := jobs[next]
 			next++
 			inflight++
@@ -237,6 +241,9 @@ func (s *gateState) run(ctx context.Context, jobs []job, src gateSource, stop fu
 				cancel()
 			}
 		case !res.ok:
+			if !failed[res.task] && !reroll && res.cand && len(s.dev[res.task]) > 0 {
+				s.candErrored++
+			}
 			failed[res.task] = true
 		default:
 			if res.cand {
@@ -320,10 +327,16 @@ func (s *gateState) model(pairs []pair) noiseModel {
 	return newNoiseModel(s.spec.Pool, graded)
 }
 
-// accepts applies step 3 to a judgement.
+// accepts applies step 3 to a judgement: P above 1−δ, the candidate did
+// better on some task, its expected total is not below dev's, nothing dev
+// always passes probably broke, and no task was lost to the candidate's
+// rollouts erroring.
 func (s *gateState) accepts(pairs []pair, j judgement) bool {
-	before, after := means(pairs)
-	return j.P > 1-s.spec.Delta && after >= before && regressions(pairs, j) <= s.spec.MaxRegressions
+	won := false
+	for _, p := range pairs {
+		won = won || mean(p.cand) > mean(p.dev)+1e-9
+	}
+	return won && j.P > 1-s.spec.Delta && j.Mean >= 0 && regressions(pairs, j) <= s.spec.MaxRegressions && s.candErrored == 0
 }
 
 // regressions counts the tasks dev passed in every rollout that the
@@ -339,11 +352,13 @@ func regressions(pairs []pair, j judgement) int {
 }
 
 // skipped counts the candidate rollouts step 1 would have needed and never
-// asked for.
+// got, because the gate had decided (tasks left out for errors aside).
 func (s *gateState) skipped() int {
 	need := 0
 	for i := range s.ids {
-		need += max(0, s.spec.MinRepeats-len(s.cand[i]))
+		if !s.errored[i] {
+			need += max(0, s.spec.MinRepeats-len(s.cand[i]))
+		}
 	}
 	return need
 }
@@ -372,7 +387,7 @@ func (s *gateState) verdict() *ledger.Gate {
 	}
 	m := s.model(pairs)
 	j := m.judge(pairs)
-	g.Method, g.P, g.Noise = "flip", j.P, j.Noise
+	g.Method, g.P, g.Noise, g.Expected = "flip", j.P, j.Noise, j.Mean
 	if m.graded {
 		g.Method = "jump"
 	}
@@ -596,20 +611,24 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 
 func rejectReason(g *ledger.Gate) string {
 	switch {
+	case g.Errored > 0:
+		return fmt.Sprintf("the agent could not run with it on %s that dev ran (see the run's errored rollouts): not judged", plural(g.Errored, "validation task"))
 	case g.Tasks == 0 && g.Skipped > 0:
 		return fmt.Sprintf("dev passes every one of the %d validation tasks it could be judged on: nothing left to gain there", g.Total)
 	case g.Tasks == 0:
 		return "no validation task could be compared (their rollouts errored)"
 	case g.Regressions > g.MaxRegressions:
 		return fmt.Sprintf("probably fails %s dev passes every time (at most %d allowed)", plural(g.Regressions, "validation task"), g.MaxRegressions)
-	case g.After < g.Before:
-		return fmt.Sprintf("validation fell from %.2f to %.2f", g.Before, g.After)
 	case g.Wins == 0 && g.Losses == 0 && g.Tasks < g.Total:
 		return fmt.Sprintf("fixes no validation task dev fails (decided after %d of %d tasks)", g.Tasks, g.Total)
 	case g.Wins == 0 && g.Losses == 0:
 		return "no validation task changed outcome"
 	case g.Method == "mean":
 		return fmt.Sprintf("validation did not rise (%.2f → %.2f)", g.Before, g.After)
+	case g.Wins == 0:
+		return fmt.Sprintf("does better on no validation task (%.2f → %.2f)", g.Before, g.After)
+	case g.Expected < 0:
+		return fmt.Sprintf("validation is expected to fall (%.2f → %.2f, expected change %+.2f tasks)", g.Before, g.After, g.Expected)
 	}
 	return fmt.Sprintf("P(better) = %.2f is not above %.2f", g.P, 1-g.Delta)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -314,5 +315,27 @@ func TestGateStopsWhenNoGainIsLeft(t *testing.T) {
 	}
 	if g.Accept || g.Skipped != 8 || tp.runs != 2 {
 		t.Fatalf("gate = %+v after %d rollouts, want rejected after the 2 tasks dev fails", g, tp.runs)
+	}
+}
+
+// A candidate under which the agent cannot run on a task dev ran (it hangs,
+// or crashes) is not accepted, whatever it gains elsewhere: the task it
+// would have lost must not drop out of the comparison.
+func TestGateRefusesWhenTheCandidateErrors(t *testing.T) {
+	dev := steady([]float64{0, 1, 1, 1, 0, 1})
+	cand := steady([]float64{1, 1, 1, 1, 0, 1})
+	cand[2] = nil // its rollouts of task 2 error
+	spec := gateSpec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: agreeing(12), Window: 2}
+	g, err := runGate(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, allKnown(6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Accept || g.Errored != 1 || !strings.Contains(rejectReason(g), "could not run with it on 1 validation task") {
+		t.Fatalf("gate = %+v (%s)", g, rejectReason(g))
+	}
+	cand[2] = repeat(1, 8)
+	g, _ = runGate(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, allKnown(6)))
+	if !g.Accept {
+		t.Fatalf("without the error it passes: %+v", g)
 	}
 }

@@ -1,9 +1,11 @@
 package merge
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/git-descent/git-descent/eval"
@@ -146,12 +148,20 @@ func (o *observations) poolTasks(tasks []eval.Task, except ...git.Hash) ([][]flo
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	keys := make([]obsKey, 0, len(o.runs))
+	for k := range o.runs {
+		if ids[k.task] && !slices.Contains(except, k.tree) {
+			keys = append(keys, k)
+		}
+	}
+	// A fixed order, so the same observations give the same sums.
+	slices.SortFunc(keys, func(a, b obsKey) int {
+		return cmp.Or(strings.Compare(string(a.tree), string(b.tree)), strings.Compare(a.task, b.task))
+	})
 	var out [][]float64
 	covered := map[string]bool{}
-	for k, r := range o.runs {
-		if !ids[k.task] || slices.Contains(except, k.tree) {
-			continue
-		}
+	for _, k := range keys {
+		r := o.runs[k]
 		var g []float64
 		for _, x := range r.reward {
 			if !math.IsNaN(x) {

@@ -24,18 +24,18 @@ func (a *Aggregator) pool(ctx context.Context, d *decider, state *ledger.State, 
 	var live []ledger.Pending
 	var subs []*Submission
 	all := append(append([]ledger.Pending(nil), waiting...), d.promising...)
-	for _, p := range all {
+	for i, p := range all {
 		s, err := a.submission(ctx, p.Proposal)
-		if err != nil {
-			return all, err
+		if err == nil {
+			var keep bool
+			keep, err = a.stillPromising(ctx, d, state, res.Dev, s, p)
+			if err == nil && keep {
+				live = append(live, p)
+				subs = append(subs, s)
+			}
 		}
-		keep, err := a.stillPromising(ctx, d, state, res.Dev, s, p)
 		if err != nil {
-			return all, err
-		}
-		if keep {
-			live = append(live, p)
-			subs = append(subs, s)
+			return append(live, all[i:]...), err // those not yet checked wait on
 		}
 	}
 	if len(subs) < 2 {
@@ -64,8 +64,8 @@ func (a *Aggregator) pool(ctx context.Context, d *decider, state *ledger.State, 
 		}
 		cur = next
 	}
-	if len(cur.members) < 2 {
-		return live, nil
+	if len(cur.members) < 2 || d.gated[cur.tree] {
+		return live, nil // nothing to pool, or gated as a fusion this round already
 	}
 	g, err := a.gate(ctx, res.Dev, cur, state.Commits)
 	if err != nil {

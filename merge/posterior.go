@@ -2,6 +2,7 @@ package merge
 
 import (
 	"math"
+	"sort"
 
 	"github.com/git-descent/git-descent/ledger"
 )
@@ -11,36 +12,40 @@ import (
 // Every validation task has a true, noise-free result for each version: for
 // pass/fail rewards a true outcome t ∈ {0, 1}, which each rollout reports
 // flipped with probability f (the agent's flip rate); for graded rewards a
-// true reward μ on the grid 0, 0.05, …, 1, which each rollout reports
+// true reward μ on the grid 0, 0.1, …, 1, which each rollout reports
 // exactly, except that with probability ε it reports a reward drawn at
 // random from the grid (a forgotten fact, a judge in a bad mood: noise
 // that jumps, which a Gaussian would mistake for real change). The flip
-// model is the jump model on the grid {0, 1} with f = ε/2. The candidate is better when its true results,
-// summed over the tasks compared, exceed dev's: S = Σ d_i > 0, where d_i is
-// the candidate's true result on task i minus dev's.
+// model is the jump model on the grid {0, 1} with f = ε/2. The candidate
+// is better when its true results, summed over the tasks compared, exceed
+// dev's: S = Σ d_i > 0, where d_i is the candidate's true result on task i
+// minus dev's.
 //
 // A priori each task is unchanged by the candidate (d_i = 0) with
 // probability 1−π and changed with probability π, split evenly between
 // better and worse (pass/fail), or between every other pair of grid
 // rewards (graded). Neither π nor the noise level is known: they have a
-// grid of values weighted by their priors (π uniform on (0, 1); Beta(½,½)
-// on 2f and on ε) and by
-// the likelihood of every repeated rollout seen so far (the pool, which
-// informs the noise only) and of the gate's own data, and P(S > 0) is
-// averaged over the grid. So a fusion that changes many tasks is not
-// mistaken for noise, and one that changes a single task is not credited
-// with hidden changes elsewhere. With a reproducible agent (no repeat
-// ever disagreed) the posterior puts f or σ near 0, where every observed
-// difference is real: a candidate that fixes one task and breaks none is
-// better with near certainty once that task was seen twice. With a
-// coin-flip agent (f = ½) observations carry no information and P(S > 0)
-// stays at its prior, below ½.
+// grid of values weighted by their priors (π ~ Beta(1, 2): a candidate
+// usually changes few tasks, but may change many; Beta(½,½) on 2f and on
+// ε) and by the likelihood of every repeated rollout seen so far (the
+// pool, which informs the noise only) and of the gate's own data, and
+// P(S > 0) is averaged over the grid. So a fusion that changes many tasks
+// is not mistaken for noise, and one that changes a single task is not
+// credited with hidden changes elsewhere. With a reproducible agent (no
+// repeat ever disagreed) the posterior puts the noise near 0, where every
+// observed difference is real: a candidate that fixes one task and breaks
+// none is better with near certainty once that task was seen twice. With
+// a coin-flip agent (f = ½) observations carry no information and
+// P(S > 0) stays at its prior, below ½.
 
 const (
 	noiseGrid  = 48 // noise levels (f or ε)
 	changeGrid = 10 // values of π
-	steps      = 20 // graded rewards live on the grid 0, 1/steps, …, 1
+	steps      = 10 // graded rewards live on the grid 0, 1/steps, …, 1
 	exactUpTo  = 64 // pass/fail tasks up to which P(S > 0) is summed exactly, not by the normal approximation
+	// exactGraded is the most graded tasks with a chance of having changed
+	// whose sum is convolved exactly; beyond, the normal approximation.
+	exactGraded = 12
 )
 
 // level is one point of the grid: a noise level (f, or ε when graded) and
@@ -75,8 +80,9 @@ func newNoiseModel(pool [][]float64, graded bool) noiseModel {
 			pooled += groupLogLik(g, v, graded)
 		}
 		for k := 0; k < changeGrid; k++ {
-			m.level = append(m.level, level{noise: v, pi: (float64(k) + 0.5) / changeGrid})
-			m.logw = append(m.logw, pooled)
+			pi := (float64(k) + 0.5) / changeGrid
+			m.level = append(m.level, level{noise: v, pi: pi})
+			m.logw = append(m.logw, pooled+math.Log(1-pi)) // π ~ Beta(1, 2)
 		}
 	}
 	return m
@@ -116,58 +122,89 @@ type pair struct{ cand, dev []float64 }
 // judgement is what the model concludes about a comparison.
 type judgement struct {
 	P       float64   // P(S > 0)
+	Mean    float64   // E[S]: the expected true gain, in tasks (graded: summed reward)
 	Worse   []float64 // per task: P(d_i < 0)
 	Certain []float64 // per task: the posterior mass of its most likely kind of change (worse, none, better)
 	Noise   float64   // posterior mean noise level, given the pool and these data
 }
 
-// judge computes the posterior over every noise level and averages it.
+// negligible is the probability below which a task's chance of having
+// changed, or a posterior mass in a sum, is left out; mass is the total
+// weight of the grid points P is computed at (the lightest are left out:
+// the error this makes in P is at most 1 − mass).
+const (
+	negligible = 1e-12
+	mass       = 1 - 1e-4
+)
+
+// judge computes the posterior at every grid point and averages it: the
+// per-task posteriors and the marginal likelihoods first (cheap), then
+// P(S > 0) at the points that carry weight.
 func (m noiseModel) judge(ps []pair) judgement {
 	n := len(ps)
 	logw := append([]float64(nil), m.logw...)
-	perP := make([]float64, len(m.level))
-	kinds := make([][][3]float64, len(m.level)) // level → task → P(worse), P(same), P(better)
+	kinds := make([][][3]float64, len(m.level)) // point → task → P(worse), P(same), P(better)
+	means := make([]float64, len(m.level))
 	var likes [][4]float64
 	var pairLikes []jumpPair
 	for j, l := range m.level {
 		kinds[j] = make([][3]float64, n)
-		if m.graded {
-			if j == 0 || m.level[j-1].noise != l.noise {
-				pairLikes = jumpPairs(ps, l.noise, pairLikes)
-			}
-			var mean, variance float64
-			for i := range ps {
-				t, logZ := jumpPost(pairLikes[i], l.pi)
-				logw[j] += logZ
-				mean += t.mean
-				variance += t.variance
-				kinds[j][i] = t.kinds
-			}
-			perP[j] = normalAbove(mean-0.5/steps, variance)
-			continue
-		}
-		if j == 0 || m.level[j-1].noise != l.noise {
-			likes = flipLikes(ps, l.noise, likes)
-		}
+		fresh := j == 0 || m.level[j-1].noise != l.noise
 		for i := range ps {
-			post, logZ := flipPost(likes[i], l.pi)
+			var logZ float64
+			if m.graded {
+				if fresh && i == 0 {
+					pairLikes = jumpPairs(ps, l.noise, pairLikes)
+				}
+				var g gradedPost
+				g, logZ = jumpPost(pairLikes[i], l.pi)
+				kinds[j][i] = g.kinds
+				means[j] += g.mean
+			} else {
+				if fresh && i == 0 {
+					likes = flipLikes(ps, l.noise, likes)
+				}
+				kinds[j][i], logZ = flipPost(likes[i], l.pi)
+				means[j] += kinds[j][i][2] - kinds[j][i][0]
+			}
 			logw[j] += logZ
-			kinds[j][i] = post
 		}
-		perP[j] = sumAbove(kinds[j])
 	}
 	w := normalize(logw)
 	out := judgement{Worse: make([]float64, n), Certain: make([]float64, n)}
 	mix := make([][3]float64, n)
-	for j := range m.level {
-		out.P += w[j] * perP[j]
-		out.Noise += w[j] * m.level[j].noise
+	for j, l := range m.level {
+		out.Mean += w[j] * means[j]
+		out.Noise += w[j] * l.noise
 		for i := range ps {
 			for k := 0; k < 3; k++ {
 				mix[i][k] += w[j] * kinds[j][i][k]
 			}
 		}
 	}
+	heavy := make([]int, len(m.level))
+	for j := range heavy {
+		heavy[j] = j
+	}
+	sort.SliceStable(heavy, func(a, b int) bool { return w[heavy[a]] > w[heavy[b]] })
+	likesAt := math.NaN() // the noise level pairLikes holds
+	var covered float64
+	for _, j := range heavy {
+		if covered >= mass {
+			break
+		}
+		l := m.level[j]
+		covered += w[j]
+		if m.graded {
+			if l.noise != likesAt {
+				pairLikes, likesAt = jumpPairs(ps, l.noise, pairLikes), l.noise
+			}
+			out.P += w[j] * gradedAbove(pairLikes, l.pi)
+		} else {
+			out.P += w[j] * sumAbove(kinds[j])
+		}
+	}
+	out.P /= covered
 	for i := range ps {
 		out.Worse[i] = mix[i][0]
 		out.Certain[i] = math.Max(mix[i][0], math.Max(mix[i][1], mix[i][2]))
@@ -349,6 +386,75 @@ func jumpPost(jp jumpPair, pi float64) (gradedPost, float64) {
 	}
 	g.variance = max(0, m2-g.mean*g.mean)
 	return g, math.Log(z)
+}
+
+// gradedAbove is P(S > 0) for graded tasks at change prior pi: the sum of
+// their true differences, on the lattice of 1/steps, convolved exactly over
+// the tasks with a chance (above negligible) of having changed when there
+// are at most exactGraded of them, else by the normal approximation with
+// continuity correction.
+func gradedAbove(jps []jumpPair, pi float64) float64 {
+	var dists [][2*steps + 1]float64
+	var mean, variance float64
+	for _, jp := range jps {
+		d := jumpDist(jp, pi)
+		g, _ := jumpPost(jp, pi)
+		mean += g.mean
+		variance += g.variance
+		if 1-d[steps] > negligible {
+			dists = append(dists, d)
+		}
+	}
+	if len(dists) > exactGraded {
+		return normalAbove(mean-0.5/steps, variance)
+	}
+	width := steps * len(dists)
+	sum := make([]float64, 2*width+1) // index s+width holds P(S = s/steps)
+	sum[width] = 1
+	next := make([]float64, 2*width+1)
+	for t, d := range dists {
+		clear(next)
+		reach := steps * t
+		for s := width - reach; s <= width+reach; s++ {
+			if sum[s] == 0 {
+				continue
+			}
+			for k, p := range d {
+				if p > negligible {
+					next[s+k-steps] += sum[s] * p
+				}
+			}
+		}
+		sum, next = next, sum
+	}
+	var above float64
+	for s := width + 1; s <= 2*width; s++ {
+		above += sum[s]
+	}
+	return above
+}
+
+// jumpDist is one graded task's posterior over d = k/steps, k = −steps …
+// steps (index k+steps), at change prior pi.
+func jumpDist(jp jumpPair, pi float64) [2*steps + 1]float64 {
+	n := float64(steps + 1)
+	wSame, wDiff := (1-pi)/n, pi/(n*steps)
+	var d [2*steps + 1]float64
+	z := wSame * jp.same
+	for _, x := range jp.diff {
+		z += wDiff * x
+	}
+	if z == 0 {
+		d[steps] = 1
+		return d
+	}
+	d[steps] = wSame * jp.same / z
+	for i, x := range jp.diff {
+		if i != steps {
+			d[i] = wDiff * x / z
+		}
+	}
+	return d
 }
 
 // normalAbove is P(X > 0) for X ~ N(mean, variance); with no variance, 1

@@ -83,24 +83,33 @@ func exactSumAbove(posts [][3]float64) float64 {
 }
 
 func TestJumpTaskByHand(t *testing.T) {
-	// ε = 0.21 (a stray reward is any of the 21 grid points with 0.01 each),
-	// π = 0.42, candidate 1.0 against dev 0.0 once each. The likelihood of
-	// the candidate's reward is 0.80 at true 1.0 and 0.01 elsewhere; dev's
-	// 0.80 at true 0.0. Equal true pairs sum to A = 0.008 + 0.008 + 19·0.0001
-	// = 0.0179; all pairs to 1·1, so unequal ones to 0.9821. Weights: equal
-	// (1−π)/21 = 0.0276190, unequal π/420 = 0.001; Z = 0.00147648.
-	// P(d = 0) = 0.0276190·0.0179/Z = 0.334837; P(d = +1) = 0.001·0.64/Z =
-	// 0.433463.
-	post, logZ := jumpPost(jumpPairs([]pair{{cand: []float64{1}, dev: []float64{0}}}, 0.21, nil)[0], 0.42)
-	if !near(post.kinds[1], 0.3348373384592062, 1e-9) || !near(logZ, math.Log(0.0014764809523809524), 1e-9) {
+	// ε = 0.22 (a stray reward is any of the 11 grid points with 0.02 each),
+	// π = 0.45, candidate 1.0 against dev 0.0 once each. The likelihood of
+	// the candidate's reward is 0.80 at true 1.0 and 0.02 elsewhere; dev's
+	// 0.80 at true 0.0. Equal true pairs sum to A = 0.016 + 0.016 + 9·0.0004
+	// = 0.0356; all pairs to 1·1, so unequal ones to 0.9644. Weights: equal
+	// (1−π)/11 = 0.05, unequal π/110 = 0.0040909; Z = 0.00178 + 0.0039453 =
+	// 0.0057253. P(d = 0) = 0.00178/Z = 0.310902; P(d = +1) =
+	// 0.0040909·0.64/Z = 0.457303.
+	jp := jumpPairs([]pair{{cand: []float64{1}, dev: []float64{0}}}, 0.22, nil)[0]
+	post, logZ := jumpPost(jp, 0.45)
+	if !near(post.kinds[1], 0.3109022198227952, 1e-9) || !near(logZ, math.Log(0.005725272727272729), 1e-9) {
 		t.Errorf("P(same) = %v, logZ = %v", post.kinds[1], logZ)
 	}
+	if d := jumpDist(jp, 0.45); !near(d[2*steps], 0.45730255009685916, 1e-9) || !near(d[steps], post.kinds[1], 1e-12) {
+		t.Errorf("dist = %v", d)
+	}
 	// The rest, summed over every unequal pair by a direct loop (Python,
-	// from the same formulas): mean 0.535056, variance 0.218666,
-	// P(d < 0) 0.014223, P(d > 0) 0.650940 (of which d = +1 is 0.433463).
-	if !near(post.mean, 0.5350560051086722, 1e-9) || !near(post.variance, 0.21866571014242775, 1e-9) ||
-		!near(post.kinds[0], 0.014223007730736878, 1e-9) || !near(post.kinds[2], 0.6509396538100569, 1e-9) {
+	// from the same formulas): mean 0.557337, variance 0.216845,
+	// P(d < 0) 0.015720, P(d > 0) 0.673378.
+	if !near(post.mean, 0.5573374829305473, 1e-9) || !near(post.variance, 0.21684484024798778, 1e-9) ||
+		!near(post.kinds[0], 0.015719775159579518, 1e-9) || !near(post.kinds[2], 0.6733780050176256, 1e-9) {
 		t.Errorf("post = %+v", post)
+	}
+	// One uncertain task alone: P(S > 0) is exactly its P(d > 0), which the
+	// normal approximation would overstate.
+	if got := gradedAbove([]jumpPair{jp}, 0.45); !near(got, post.kinds[2], 1e-12) {
+		t.Errorf("gradedAbove = %v, want %v", got, post.kinds[2])
 	}
 }
 
@@ -125,9 +134,9 @@ func TestGroupLikelihood(t *testing.T) {
 	if got, want := groupLogLik([]float64{1, 0}, 0.1, false), math.Log(0.09); !near(got, want, 1e-12) {
 		t.Errorf("binary = %v, want %v", got, want)
 	}
-	// Graded, two rewards of 0.5 at ε = 0.3: true 0.5 gives (0.7 + 0.3/21)²,
-	// each of the 20 other grid rewards (0.3/21)², each true reward 1/21.
-	if got, want := groupLogLik([]float64{0.5, 0.5}, 0.3, true), -3.709498741316672; !near(got, want, 1e-12) {
+	// Graded, two rewards of 0.5 at ε = 0.3: true 0.5 gives (0.7 + 0.3/11)²,
+	// each of the 10 other grid rewards (0.3/11)², each true reward 1/11.
+	if got, want := groupLogLik([]float64{0.5, 0.5}, 0.3, true), -3.0208381946850675; !near(got, want, 1e-12) {
 		t.Errorf("graded = %v, want %v", got, want)
 	}
 }

@@ -202,6 +202,7 @@ func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.St
 	if v.Gate, err = a.gate(ctx, dev, f, state.Commits); err != nil {
 		return nil, err
 	}
+	d.gated[f.tree] = true
 	if !v.Gate.Accept && len(members) > 1 {
 		res.Verdicts = append(res.Verdicts, v)
 		return members, nil

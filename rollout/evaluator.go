@@ -64,7 +64,7 @@ const minErrored = 5
 
 // Stats counts what an Evaluator did.
 type Stats struct {
-	Rollouts   int64         // rollouts actually run (errored ones included)
+	Rollouts   int64         // rollout attempts run (an errored rollout is tried several times)
 	Hits       int64         // results served from the cache
 	Errored    int64         // rollouts that could not run on any attempt: not scored, not cached
 	FirstError string        // the first errored rollout's error
@@ -110,6 +110,11 @@ func (e *Evaluator) RolloutRepeat(ctx context.Context, libTree git.Hash, t eval.
 	})
 	if hit {
 		e.hits.Add(1)
+		if err == nil {
+			e.mu.Lock()
+			e.finished++ // a result served counts against errored ones too
+			e.mu.Unlock()
+		}
 	}
 	var errored *erroredError
 	if errors.As(err, &errored) {

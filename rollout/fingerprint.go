@@ -49,7 +49,13 @@ func ConfigHash(l *library.Library, top string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("library %q: fingerprint %s: %w", l.Name, f, err)
 		}
-		fmt.Fprintf(h, "file %s %d\x00", f, len(data))
+		// Inside the repository by its relative path, so that a clone
+		// elsewhere keeps its cache valid.
+		name := f
+		if rel, err := filepath.Rel(top, f); err == nil && !strings.HasPrefix(rel, "..") {
+			name = filepath.ToSlash(rel)
+		}
+		fmt.Fprintf(h, "file %s %d\x00", name, len(data))
 		h.Write(data)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -59,6 +65,9 @@ func ConfigHash(l *library.Library, top string) (string, error) {
 func fingerprintFiles(l *library.Library, top string) ([]string, error) {
 	set := map[string]bool{}
 	for _, cmd := range []string{l.Run, l.ScoreCommand} {
+		if cmd == library.RunnerOpenAI || cmd == library.RunnerClaude || cmd == library.RunnerCodex {
+			continue // a built-in: its version is in the evidence, not on PATH
+		}
 		words := commandWords(cmd)
 		for i, w := range words {
 			if f := existingFile(w, top); f != "" {
