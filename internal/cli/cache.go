@@ -39,18 +39,8 @@ tool it calls), or run evolve --no-cache once.`,
 }
 
 func runCacheClear(ctx context.Context, e *env, name string) error {
-	repo, err := e.repo(ctx)
+	repo, libs, err := e.libraries(ctx, name)
 	if err != nil {
-		return err
-	}
-	var libs []*library.Library
-	if name != "" {
-		l, err := library.Find(ctx, repo, name)
-		if err != nil {
-			return err
-		}
-		libs = []*library.Library{l}
-	} else if libs, err = library.LoadAll(ctx, repo); err != nil {
 		return err
 	}
 	if len(libs) == 0 {

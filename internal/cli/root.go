@@ -46,6 +46,24 @@ func (e *env) library(ctx context.Context, arg string) (*git.Repo, *library.Libr
 	return repo, lib, err
 }
 
+// libraries opens the repository and the library named by name, or every
+// configured library when name is "" (possibly none).
+func (e *env) libraries(ctx context.Context, name string) (*git.Repo, []*library.Library, error) {
+	repo, err := e.repo(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if name == "" {
+		libs, err := library.LoadAll(ctx, repo)
+		return repo, libs, err
+	}
+	l, err := library.Find(ctx, repo, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return repo, []*library.Library{l}, nil
+}
+
 // ExitError asks main to exit with Code; a non-empty Message is printed.
 type ExitError struct {
 	Code    int

@@ -52,20 +52,11 @@ type workerStatus struct {
 }
 
 func runStatus(ctx context.Context, e *env, name string, asJSON bool) error {
-	repo, err := e.repo(ctx)
+	repo, libs, err := e.libraries(ctx, name)
 	if err != nil {
 		return err
 	}
-	var libs []*library.Library
-	if name != "" {
-		l, err := library.Find(ctx, repo, name)
-		if err != nil {
-			return err
-		}
-		libs = []*library.Library{l}
-	} else if libs, err = library.LoadAll(ctx, repo); err != nil {
-		return err
-	} else if len(libs) == 0 {
+	if len(libs) == 0 {
 		fmt.Fprintf(e.stdout, "no library configured in %s; start with: git descent init <path>\n", library.FileName)
 		return nil
 	}
