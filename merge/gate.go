@@ -57,7 +57,6 @@ type gateState struct {
 	candErrored int
 	spent       Outcome
 	rerolls     int
-	asked       int // candidate rollouts asked for
 }
 
 // runGate decides whether the candidate beats dev on n tasks, visiting them
@@ -66,16 +65,16 @@ type gateState struct {
 //  1. every task gets MinRepeats rollouts of each version (dev's results
 //     from earlier gates count); as soon as no task can still show the
 //     candidate doing better, the gate rejects without the rest, since
-//     with no such task the calibrated P cannot exceed ½ and the mean
-//     cannot rise;
+//     step 3 (and a re-roll) needs such a task;
 //  2. the calibrated gate, when the candidate did better somewhere and is
 //     not yet accepted, re-rolls both versions on the tasks whose outcome
 //     differs and is still uncertain (posterior mass of its likeliest
 //     change below 0.99), up to MaxRepeats, until it accepts, nothing is
 //     uncertain, or even every re-roll going the candidate's way could not
 //     lift P above 1−δ;
-//  3. it accepts when P(better) > 1−δ, the mean did not fall and at most
-//     MaxRegressions tasks dev passed every time are probably failed now.
+//  3. it accepts as accepts says: a task done better, P(better) > 1−δ, no
+//     expected loss, at most MaxRegressions tasks dev passed every time
+//     probably failed now, and no task lost to the candidate's errors.
 //
 // Step 1's early stop makes the decision identical to evaluating every task
 // (TestGateDecidesEarlyIdentically replays recorded outcomes both ways).
@@ -216,9 +215,6 @@ func (s *gateState) run(ctx context.Context, jobs []job, src gateSource, stop fu
 			jb := jobs[next]
 			next++
 			inflight++
-			if jb.cand {
-				s.asked++
-			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -292,6 +288,11 @@ func (s *gateState) anyWinPossible() bool {
 // anyWin reports whether the candidate did better on some task.
 func (s *gateState) anyWin() bool {
 	pairs, _ := s.pairs()
+	return won(pairs)
+}
+
+// won reports whether the candidate did better on one of the pairs.
+func won(pairs []pair) bool {
 	for _, p := range pairs {
 		if mean(p.cand) > mean(p.dev)+1e-9 {
 			return true
@@ -317,12 +318,9 @@ func (s *gateState) pairs() ([]pair, []int) {
 // model is the noise model for these pairs: graded unless every reward
 // seen is 0 or 1.
 func (s *gateState) model(pairs []pair) noiseModel {
-	graded := false
+	graded := anyGraded(s.spec.Pool)
 	for _, p := range pairs {
 		graded = graded || !isBinary(p.cand) || !isBinary(p.dev)
-	}
-	for _, g := range s.spec.Pool {
-		graded = graded || !isBinary(g)
 	}
 	return newNoiseModel(s.spec.Pool, graded)
 }
@@ -332,11 +330,7 @@ func (s *gateState) model(pairs []pair) noiseModel {
 // always passes probably broke, and no task was lost to the candidate's
 // rollouts erroring.
 func (s *gateState) accepts(pairs []pair, j judgement) bool {
-	won := false
-	for _, p := range pairs {
-		won = won || mean(p.cand) > mean(p.dev)+1e-9
-	}
-	return won && j.P > 1-s.spec.Delta && j.Mean >= 0 && regressions(pairs, j) <= s.spec.MaxRegressions && s.candErrored == 0
+	return won(pairs) && j.P > 1-s.spec.Delta && j.Mean >= 0 && regressions(pairs, j) <= s.spec.MaxRegressions && s.candErrored == 0
 }
 
 // regressions counts the tasks dev passed in every rollout that the
@@ -455,11 +449,7 @@ func gateOrder(devRuns [][]float64, recent [][]float64) []int {
 // for the gate to accept at δ among n tasks with the noise pool shows; 0
 // when no gain could pass.
 func smallestGain(n int, pool [][]float64, delta float64, maxRepeats int) int {
-	graded := false
-	for _, g := range pool {
-		graded = graded || !isBinary(g)
-	}
-	m := newNoiseModel(pool, graded)
+	m := newNoiseModel(pool, anyGraded(pool))
 	for k := 1; k <= n; k++ {
 		ps := make([]pair, n)
 		for i := range ps {

@@ -11,7 +11,7 @@ import (
 // is, from every repeated rollout on validation seen in this run.
 func (a *Aggregator) Noise() *ledger.Noise {
 	pool, covered := a.obs.poolTasks(a.Validation)
-	return noiseSummary(pool, covered, a.obs.graded(a.Validation))
+	return noiseSummary(pool, covered, anyGraded(pool))
 }
 
 // MeasureNoise rolls dev out once more (another repeat index) on up to n

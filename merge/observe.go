@@ -235,14 +235,3 @@ func (o *observations) meanScore(ctx context.Context, tree git.Hash, tasks []eva
 	}
 	return sum / float64(n), nil
 }
-
-// graded reports whether the repeated rewards seen on tasks are graded (not
-// all 0 or 1).
-func (o *observations) graded(tasks []eval.Task) bool {
-	for _, g := range o.pool(tasks) {
-		if !isBinary(g) {
-			return true
-		}
-	}
-	return false
-}

@@ -149,21 +149,21 @@ func (m noiseModel) judge(ps []pair) judgement {
 	var pairLikes []jumpPair
 	for j, l := range m.level {
 		kinds[j] = make([][3]float64, n)
-		fresh := j == 0 || m.level[j-1].noise != l.noise
+		if j == 0 || m.level[j-1].noise != l.noise { // the likelihoods depend on the noise only
+			if m.graded {
+				pairLikes = jumpPairs(ps, l.noise, pairLikes)
+			} else {
+				likes = flipLikes(ps, l.noise, likes)
+			}
+		}
 		for i := range ps {
 			var logZ float64
 			if m.graded {
-				if fresh && i == 0 {
-					pairLikes = jumpPairs(ps, l.noise, pairLikes)
-				}
 				var g gradedPost
 				g, logZ = jumpPost(pairLikes[i], l.pi)
 				kinds[j][i] = g.kinds
 				means[j] += g.mean
 			} else {
-				if fresh && i == 0 {
-					likes = flipLikes(ps, l.noise, likes)
-				}
 				kinds[j][i], logZ = flipPost(likes[i], l.pi)
 				means[j] += kinds[j][i][2] - kinds[j][i][0]
 			}
@@ -357,35 +357,30 @@ func jumpPairs(ps []pair, eps float64, buf []jumpPair) []jumpPair {
 // any unequal pair with π/((steps+1)·steps). It returns the posterior and
 // the log marginal likelihood.
 func jumpPost(jp jumpPair, pi float64) (gradedPost, float64) {
-	n := float64(steps + 1)
-	wSame, wDiff := (1-pi)/n, pi/(n*steps)
-	z := wSame * jp.same
-	for _, x := range jp.diff {
-		z += wDiff * x
-	}
-	var g gradedPost
-	if z == 0 {
-		g.kinds[1] = 1
-		return g, math.Inf(-1)
-	}
-	g.kinds[1] = wSame * jp.same / z
+	d, logZ := jumpDist(jp, pi)
+	return summarize(d), logZ
+}
+
+// summarize is the mean, variance and kinds of change of one task's
+// posterior over d.
+func summarize(d [2*steps + 1]float64) gradedPost {
+	g := gradedPost{kinds: [3]float64{1: d[steps]}}
 	var m2 float64
-	for i, x := range jp.diff {
-		if x == 0 {
+	for i, p := range d {
+		if i == steps || p == 0 {
 			continue
 		}
-		p := wDiff * x / z
-		d := float64(i-steps) / steps
-		g.mean += p * d
-		m2 += p * d * d
-		if d < 0 {
+		x := float64(i-steps) / steps
+		g.mean += p * x
+		m2 += p * x * x
+		if x < 0 {
 			g.kinds[0] += p
 		} else {
 			g.kinds[2] += p
 		}
 	}
 	g.variance = max(0, m2-g.mean*g.mean)
-	return g, math.Log(z)
+	return g
 }
 
 // gradedAbove is P(S > 0) for graded tasks at change prior pi: the sum of
@@ -397,8 +392,8 @@ func gradedAbove(jps []jumpPair, pi float64) float64 {
 	var dists [][2*steps + 1]float64
 	var mean, variance float64
 	for _, jp := range jps {
-		d := jumpDist(jp, pi)
-		g, _ := jumpPost(jp, pi)
+		d, _ := jumpDist(jp, pi)
+		g := summarize(d)
 		mean += g.mean
 		variance += g.variance
 		if 1-d[steps] > negligible {
@@ -435,8 +430,9 @@ func gradedAbove(jps []jumpPair, pi float64) float64 {
 }
 
 // jumpDist is one graded task's posterior over d = k/steps, k = −steps …
-// steps (index k+steps), at change prior pi.
-func jumpDist(jp jumpPair, pi float64) [2*steps + 1]float64 {
+// steps (index k+steps), at change prior pi, and the log marginal
+// likelihood.
+func jumpDist(jp jumpPair, pi float64) ([2*steps + 1]float64, float64) {
 	n := float64(steps + 1)
 	wSame, wDiff := (1-pi)/n, pi/(n*steps)
 	var d [2*steps + 1]float64
@@ -446,7 +442,7 @@ func jumpDist(jp jumpPair, pi float64) [2*steps + 1]float64 {
 	}
 	if z == 0 {
 		d[steps] = 1
-		return d
+		return d, math.Inf(-1)
 	}
 	d[steps] = wSame * jp.same / z
 	for i, x := range jp.diff {
@@ -454,7 +450,7 @@ func jumpDist(jp jumpPair, pi float64) [2*steps + 1]float64 {
 			d[i] = wDiff * x / z
 		}
 	}
-	return d
+	return d, math.Log(z)
 }
 
 // normalAbove is P(X > 0) for X ~ N(mean, variance); with no variance, 1
@@ -506,6 +502,16 @@ func passes(rs []float64) float64 {
 		s += r
 	}
 	return s
+}
+
+// anyGraded reports whether some group of rewards is not all 0 or 1.
+func anyGraded(groups [][]float64) bool {
+	for _, g := range groups {
+		if !isBinary(g) {
+			return true
+		}
+	}
+	return false
 }
 
 // isBinary reports whether every reward is exactly 0 or 1.

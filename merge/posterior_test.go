@@ -96,7 +96,7 @@ func TestJumpTaskByHand(t *testing.T) {
 	if !near(post.kinds[1], 0.3109022198227952, 1e-9) || !near(logZ, math.Log(0.005725272727272729), 1e-9) {
 		t.Errorf("P(same) = %v, logZ = %v", post.kinds[1], logZ)
 	}
-	if d := jumpDist(jp, 0.45); !near(d[2*steps], 0.45730255009685916, 1e-9) || !near(d[steps], post.kinds[1], 1e-12) {
+	if d, _ := jumpDist(jp, 0.45); !near(d[2*steps], 0.45730255009685916, 1e-9) || !near(d[steps], post.kinds[1], 1e-12) {
 		t.Errorf("dist = %v", d)
 	}
 	// The rest, summed over every unequal pair by a direct loop (Python,

@@ -207,11 +207,10 @@ func meanSD(d []float64) (m, sd float64) {
 // same data give the same interval). It needs at least one pair.
 func LiftInterval(a, b []float64, level float64) (lo, hi float64) {
 	d := make([]float64, len(a))
-	binary := true
 	for i := range a {
 		d[i] = a[i] - b[i]
-		binary = binary && (d[i] == -1 || d[i] == 0 || d[i] == 1) && isBinary([]float64{a[i], b[i]})
 	}
+	binary := isBinary(a) && isBinary(b) // then every difference is −1, 0 or +1
 	if len(d) == 0 {
 		return math.NaN(), math.NaN()
 	}
