@@ -37,7 +37,7 @@ func (a *Aggregator) fuse(ctx context.Context, d *decider, dev git.Hash, subs []
 	}
 	var alone []*Submission
 	for _, s := range order {
-		if len(cur.members) > 0 && !a.roomFor(append(cur.members[:len(cur.members):len(cur.members)], s)) {
+		if len(cur.members) > 0 && !a.roomFor(cur.members, s) {
 			alone = append(alone, s)
 			continue
 		}
@@ -59,12 +59,12 @@ func (a *Aggregator) fuse(ctx context.Context, d *decider, dev git.Hash, subs []
 	return cur, alone, nil
 }
 
-// roomFor reports whether a candidate of these members still has enough
+// roomFor reports whether a candidate of members and s still has enough
 // tasks to be judged on: always with a validation split; cross-fitted, a
 // third of the pool and at least 3 of the tasks none of their proposers
 // saw.
-func (a *Aggregator) roomFor(members []*Submission) bool {
-	n := len(a.heldOut(members))
+func (a *Aggregator) roomFor(members []*Submission, s *Submission) bool {
+	n := len(a.heldOut(append(append([]*Submission(nil), members...), s)))
 	return !a.CrossFit || n >= 3 && 3*n >= len(a.Validation)
 }
 

@@ -58,6 +58,17 @@ type runs struct {
 	issued int
 }
 
+// values returns the rewards known, in repeat order.
+func (r *runs) values() []float64 {
+	var out []float64
+	for _, x := range r.reward {
+		if !math.IsNaN(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 func newObservations(s Scorer) *observations {
 	return &observations{scorer: s, runs: map[obsKey]*runs{}, recent: map[string][]float64{}}
 }
@@ -76,15 +87,10 @@ func (o *observations) entry(tree git.Hash, task string) *runs {
 func (o *observations) known(tree git.Hash, task string) []float64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []float64
 	if r := o.runs[obsKey{tree, task}]; r != nil {
-		for _, x := range r.reward {
-			if !math.IsNaN(x) {
-				out = append(out, x)
-			}
-		}
+		return r.values()
 	}
-	return out
+	return nil
 }
 
 // get returns repeat `repeat` of t on tree, rolling it out unless it is
@@ -161,14 +167,7 @@ func (o *observations) poolTasks(tasks []eval.Task, except ...git.Hash) ([][]flo
 	var out [][]float64
 	covered := map[string]bool{}
 	for _, k := range keys {
-		r := o.runs[k]
-		var g []float64
-		for _, x := range r.reward {
-			if !math.IsNaN(x) {
-				g = append(g, x)
-			}
-		}
-		if len(g) >= 2 {
+		if g := o.runs[k].values(); len(g) >= 2 {
 			out = append(out, g)
 			covered[k.task] = true
 		}
@@ -226,7 +225,7 @@ func (o *observations) meanScore(ctx context.Context, tree git.Hash, tasks []eva
 	n := 0
 	for _, r := range rs {
 		if len(r) > 0 {
-			sum += passes(r) / float64(len(r))
+			sum += mean(r)
 			n++
 		}
 	}

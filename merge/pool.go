@@ -51,7 +51,7 @@ func (a *Aggregator) pool(ctx context.Context, d *decider, state *ledger.State, 
 		return live, err
 	}
 	for _, i := range order {
-		if len(cur.members) > 0 && !a.roomFor(append(cur.members[:len(cur.members):len(cur.members)], subs[i])) {
+		if len(cur.members) > 0 && !a.roomFor(cur.members, subs[i]) {
 			continue
 		}
 		next, err := a.extend(ctx, cur, subs[i])
