@@ -111,9 +111,7 @@ func (e *Evaluator) RolloutRepeat(ctx context.Context, libTree git.Hash, t eval.
 	if hit {
 		e.hits.Add(1)
 		if err == nil {
-			e.mu.Lock()
-			e.finished++ // a result served counts against errored ones too
-			e.mu.Unlock()
+			e.tally(nil) // a result served counts against errored ones too
 		}
 	}
 	var errored *erroredError
@@ -150,9 +148,7 @@ func (e *Evaluator) attempts(ctx context.Context, libTree git.Hash, t eval.Task,
 		var infra *agent.InfraError
 		if !errors.As(err, &infra) || infra.Fatal {
 			if err == nil {
-				e.mu.Lock()
-				e.finished++
-				e.mu.Unlock()
+				e.tally(nil)
 			}
 			return rec, err
 		}
@@ -161,14 +157,21 @@ func (e *Evaluator) attempts(ctx context.Context, libTree git.Hash, t eval.Task,
 			e.Log.Debug("rollout could not run", "task", t.ID, "repeat", repeat, "attempt", i+1, "err", err)
 		}
 	}
-	e.mu.Lock()
-	e.errored++
-	e.finished++
-	if e.firstError == "" {
-		e.firstError = last.Error()
-	}
-	e.mu.Unlock()
+	e.tally(last)
 	return Record{}, &erroredError{last}
+}
+
+// tally counts a rollout that gave a result (errored nil) or errored.
+func (e *Evaluator) tally(errored error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.finished++
+	if errored != nil {
+		e.errored++
+		if e.firstError == "" {
+			e.firstError = errored.Error()
+		}
+	}
 }
 
 // tooMany returns a *TooManyErrorsError when most rollouts have errored.
@@ -198,41 +201,26 @@ func (e *Evaluator) once(ctx context.Context, libTree git.Hash, t eval.Task, rep
 	return rec, nil
 }
 
-// RolloutAll rolls out every task on libTree concurrently (bounded by the
-// Limiter) and returns the records in task order.
+// RolloutAll rolls out repeat 0 of every task on libTree concurrently
+// (bounded by the Limiter) and returns the records in task order.
 func (e *Evaluator) RolloutAll(ctx context.Context, libTree git.Hash, tasks []eval.Task) ([]Record, error) {
-	runs, err := e.RolloutRepeats(ctx, libTree, tasks, 1)
-	recs := make([]Record, len(runs))
-	for i := range runs {
-		recs[i] = runs[i][0]
-	}
-	return recs, err
-}
-
-// RolloutRepeats rolls out every task n times (n < 1 means 1) on libTree,
-// all concurrently under the Limiter, and returns runs[task][repeat].
-func (e *Evaluator) RolloutRepeats(ctx context.Context, libTree git.Hash, tasks []eval.Task, n int) ([][]Record, error) {
-	n = max(n, 1)
-	runs := make([][]Record, len(tasks))
-	errs := make([]error, len(tasks)*n)
+	recs := make([]Record, len(tasks))
+	errs := make([]error, len(tasks))
 	var wg sync.WaitGroup
 	for i, t := range tasks {
-		runs[i] = make([]Record, n)
-		for r := 0; r < n; r++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				runs[i][r], errs[i*n+r] = e.RolloutRepeat(ctx, libTree, t, r)
-			}()
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recs[i], errs[i] = e.Rollout(ctx, libTree, t)
+		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return runs, err // the first, in task order: one line for the user
+			return recs, err // the first, in task order: one line for the user
 		}
 	}
-	return runs, nil
+	return recs, nil
 }
 
 // run does one rollout in a fresh workspace. On an error the record it
