@@ -123,13 +123,7 @@ func (r *runner) newAggregator(ctx context.Context) error {
 // library.Library.Validation): asked for, or automatic for a validation
 // split too small to tell a one-task gain from a fluke.
 func (r *runner) crossFit() bool {
-	switch r.lib.Validation {
-	case library.ValidationCross:
-		return true
-	case library.ValidationSplit:
-		return false
-	}
-	return len(r.splits[eval.Validation]) < library.CrossFitBelow
+	return r.lib.CrossFits(len(r.splits[eval.Validation]))
 }
 
 // train is the tasks workers learn from: the train split, or cross-fitted
@@ -148,7 +142,7 @@ func (r *runner) train() []eval.Task {
 func (r *runner) minibatch() int {
 	m := r.lib.Minibatch
 	if r.crossFit() {
-		pool := len(r.train())
+		pool := len(r.splits[eval.Train]) + len(r.splits[eval.Validation])
 		m = min(m, max(1, pool-3))
 	}
 	return m
@@ -230,7 +224,7 @@ func loadSplits(repo *git.Repo, lib *library.Library) (map[eval.Split][]eval.Tas
 	}
 	splits := eval.Partition(tasks, lib.Seed, fr)
 	nTrain, nVal := len(splits[eval.Train]), len(splits[eval.Validation])
-	cross := lib.Validation == library.ValidationCross || lib.Validation == library.ValidationAuto && nVal < library.CrossFitBelow
+	cross := lib.CrossFits(nVal)
 	if cross && nTrain+nVal < 2 || !cross && (nTrain == 0 || nVal == 0) {
 		return nil, fmt.Errorf("library %q: %d tasks give %d train, %d validation and %d test tasks: too few to learn from and judge (add tasks, or change library.%s.split or library.%s.seed)",
 			lib.Name, len(tasks), nTrain, nVal, len(splits[eval.Test]), lib.Name, lib.Name)

@@ -100,6 +100,19 @@ const (
 // covers unlearnable (DESIGN.md, decision 35).
 const CrossFitBelow = 30
 
+// CrossFits reports whether candidates are judged cross-fitted when the
+// validation split holds n tasks: asked for, or automatic below
+// CrossFitBelow.
+func (l *Library) CrossFits(n int) bool {
+	switch l.Validation {
+	case ValidationCross:
+		return true
+	case ValidationSplit:
+		return false
+	}
+	return n < CrossFitBelow
+}
+
 // Staleness policies.
 const (
 	StalenessFull       = "full"
