@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-descent/git-descent/agent"
 	"github.com/git-descent/git-descent/bench"
 )
 
@@ -78,13 +76,9 @@ func newBenchAgentCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			prompt := os.Getenv("DESCENT_PROMPT")
-			if prompt == "" {
-				data, err := io.ReadAll(c.InOrStdin())
-				if err != nil {
-					return err
-				}
-				prompt = string(data)
+			prompt, err := rolloutPrompt(c)
+			if err != nil {
+				return err
 			}
 			skill, err := os.ReadFile(filepath.Join(os.Getenv("DESCENT_SKILL_DIR"), "SKILL.md"))
 			if err != nil {
@@ -108,13 +102,9 @@ func newBenchProposeCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			data, err := os.ReadFile(os.Getenv("DESCENT_FAILURES"))
+			fb, data, err := proposerFeedback("bench-propose")
 			if err != nil {
-				return fmt.Errorf("bench-propose: read DESCENT_FAILURES: %w", err)
-			}
-			var fb agent.Feedback
-			if err := json.Unmarshal(data, &fb); err != nil {
-				return fmt.Errorf("bench-propose: %w", err)
+				return err
 			}
 			file := filepath.Join(fb.SkillDir, "SKILL.md")
 			text, err := os.ReadFile(file)

@@ -145,13 +145,9 @@ func newDemoAgentCmd(e *env) *cobra.Command {
 		Hidden: true,
 		Args:   argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			prompt := os.Getenv("DESCENT_PROMPT")
-			if prompt == "" {
-				data, err := io.ReadAll(c.InOrStdin())
-				if err != nil {
-					return err
-				}
-				prompt = string(data)
+			prompt, err := rolloutPrompt(c)
+			if err != nil {
+				return err
 			}
 			dir := os.Getenv("DESCENT_SKILL_DIR")
 			if dir == "" {
@@ -174,13 +170,9 @@ func newDemoProposeCmd(e *env) *cobra.Command {
 		Hidden: true,
 		Args:   argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			data, err := os.ReadFile(os.Getenv("DESCENT_FAILURES"))
+			fb, _, err := proposerFeedback("demo-propose")
 			if err != nil {
-				return fmt.Errorf("demo-propose: read DESCENT_FAILURES: %w", err)
-			}
-			var fb agent.Feedback
-			if err := json.Unmarshal(data, &fb); err != nil {
-				return fmt.Errorf("demo-propose: %w", err)
+				return err
 			}
 			var fs []demo.Failure
 			for _, f := range fb.Failures {
@@ -200,4 +192,28 @@ func newDemoProposeCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// rolloutPrompt is the task's prompt as a built-in agent gets it:
+// DESCENT_PROMPT, or standard input.
+func rolloutPrompt(c *cobra.Command) (string, error) {
+	if prompt := os.Getenv("DESCENT_PROMPT"); prompt != "" {
+		return prompt, nil
+	}
+	data, err := io.ReadAll(c.InOrStdin())
+	return string(data), err
+}
+
+// proposerFeedback reads the feedback a built-in proposer (cmd) is given in
+// DESCENT_FAILURES, and the file's bytes.
+func proposerFeedback(cmd string) (agent.Feedback, []byte, error) {
+	var fb agent.Feedback
+	data, err := os.ReadFile(os.Getenv("DESCENT_FAILURES"))
+	if err != nil {
+		return fb, nil, fmt.Errorf("%s: read DESCENT_FAILURES: %w", cmd, err)
+	}
+	if err := json.Unmarshal(data, &fb); err != nil {
+		return fb, nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return fb, data, nil
 }
