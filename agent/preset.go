@@ -14,20 +14,32 @@ type Preset struct {
 	Name string
 	// Run is the rollout command; the prompt arrives on standard input.
 	Run string
-	// Propose is the proposer command, run in the library's directory in a
-	// worker's worktree with the brief on standard input.
+	// Propose is the proposer command, run in a copy of the library outside
+	// the repository with the brief on standard input.
 	Propose string
 	// Allow are environment variables (or PREFIX_* patterns) the agent needs,
 	// its credentials above all.
 	Allow []string
-	// Homes are variables pointed at private directories, like HOME, so the
-	// user's own configuration does not leak into rollouts.
-	Homes []string
+	// Defaults are environment variables set unless the user's environment
+	// sets them: no update checks or telemetry from rollouts, and few
+	// retries of the client's own, since git-descent retries outages itself.
+	Defaults map[string]string
+	// Home is the variable naming the agent's configuration directory. Each
+	// run gets a private one, seeded from the user's by Seed.
+	Home string
+	// Seed reads the user's configuration for the private homes; see Seed.
+	Seed func(login bool) (Seed, error)
 	// Layout is where the agent finds project skills, relative to its
 	// working directory; %s is the library's name.
 	Layout string
 	// Parse reads the agent's standard output.
 	Parse func(stdout []byte) (Result, error)
+	// ReportsCost is set when that output says what the run cost; else
+	// its tokens are priced from the library's price table.
+	ReportsCost bool
+	// Offline reports an output line saying the agent waits for a network
+	// that is not there (nil: it never says so).
+	Offline func(line []byte) bool
 	// Version is the command printing the agent's version.
 	Version string
 }
@@ -37,8 +49,9 @@ type Result struct {
 	Text         string
 	InputTokens  int64 // prompt tokens, cached ones included
 	OutputTokens int64
-	Cost         float64 // USD; 0 when the agent does not report cost
-	Model        string  // the model it reported, if any
+	Cost         float64  // USD, when the agent reports it
+	Model        string   // the model it reported, if any
+	Denied       []string // tool calls its permission mode refused, with the reason
 }
 
 // Tokens is input and output together.
@@ -47,23 +60,35 @@ func (r Result) Tokens() int64 { return r.InputTokens + r.OutputTokens }
 // Presets are the built-in CLI agents, by name.
 var Presets = map[string]*Preset{
 	"claude": {
-		Name:    "claude",
-		Run:     "claude -p --output-format json --setting-sources project --no-session-persistence",
-		Propose: "claude -p --output-format json --setting-sources project --no-session-persistence --permission-mode acceptEdits",
+		Name: "claude",
+		Run:  "claude -p --output-format json --setting-sources user,project --no-session-persistence",
+		// stream-json carries the reasons of refused tool calls.
+		Propose: "claude -p --output-format stream-json --verbose --setting-sources user,project --no-session-persistence --permission-mode acceptEdits",
 		Allow:   []string{"ANTHROPIC_*", "CLAUDE_CODE_*"},
-		Homes:   []string{"CLAUDE_CONFIG_DIR"},
-		Layout:  ".claude/skills/%s",
-		Parse:   parseClaude,
-		Version: "claude --version",
+		Defaults: map[string]string{
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+			"DISABLE_AUTOUPDATER":                      "1",
+			"DISABLE_TELEMETRY":                        "1",
+			"DISABLE_ERROR_REPORTING":                  "1",
+			"CLAUDE_CODE_MAX_RETRIES":                  "2",
+		},
+		Home:        "CLAUDE_CONFIG_DIR",
+		Seed:        seedClaude,
+		Layout:      ".claude/skills/%s",
+		Parse:       parseClaude,
+		ReportsCost: true,
+		Version:     "claude --version",
 	},
 	"codex": {
 		Name:    "codex",
 		Run:     "codex exec --json --skip-git-repo-check --ephemeral --sandbox read-only -",
 		Propose: "codex exec --json --skip-git-repo-check --ephemeral --sandbox workspace-write -",
 		Allow:   []string{"CODEX_*", "OPENAI_*"},
-		Homes:   []string{"CODEX_HOME"},
+		Home:    "CODEX_HOME",
+		Seed:    seedCodex,
 		Layout:  ".agents/skills/%s",
 		Parse:   parseCodex,
+		Offline: codexOffline,
 		Version: "codex --version",
 	},
 }

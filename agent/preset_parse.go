@@ -6,20 +6,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
-// claudeResult is the object `claude -p --output-format json` prints.
+// claudeResult is the object `claude -p --output-format json` prints, and
+// the last line of `--output-format stream-json`.
 type claudeResult struct {
-	Type     string   `json:"type"`
-	Subtype  string   `json:"subtype"`
-	IsError  bool     `json:"is_error"`
-	Result   string   `json:"result"`
-	Errors   []string `json:"errors"`
-	CostUSD  float64  `json:"total_cost_usd"`
-	APIError int      `json:"api_error_status"`
-	NumTurns int      `json:"num_turns"`
-	Usage    struct {
+	Type      string   `json:"type"`
+	Subtype   string   `json:"subtype"`
+	IsError   bool     `json:"is_error"`
+	Result    string   `json:"result"`
+	Errors    []string `json:"errors"`
+	CostUSD   float64  `json:"total_cost_usd"`
+	APIStatus int      `json:"api_error_status"` // null (0) when the request never got an answer
+	APIError  string   `json:"api_error"`        // e.g. "connection_failed"
+	APIType   string   `json:"api_error_type"`   // e.g. "overloaded_error"
+	Terminal  string   `json:"terminal_reason"`  // e.g. "completed", "max_turns", "api_error"
+	NumTurns  int      `json:"num_turns"`
+	Denials   []denial `json:"permission_denials"`
+	Usage     struct {
 		Input         int64 `json:"input_tokens"`
 		Output        int64 `json:"output_tokens"`
 		CacheCreation int64 `json:"cache_creation_input_tokens"`
@@ -28,52 +35,178 @@ type claudeResult struct {
 	ModelUsage map[string]json.RawMessage `json:"modelUsage"`
 }
 
-// parseClaude reads Claude Code's JSON result. With verbose output enabled
-// in a user's settings it prints an array of messages whose last "result"
-// element is the same object. is_error decides failure (the subtype can
-// say "success" on a failed run).
+// denial is a tool call Claude Code's permission mode refused.
+type denial struct {
+	Tool  string         `json:"tool_name"`
+	ID    string         `json:"tool_use_id"`
+	Input map[string]any `json:"tool_input"`
+}
+
+// claudeMessage is a line of stream-json output other than the result; only
+// tool results are read, for the reasons of refused calls.
+type claudeMessage struct {
+	Type    string `json:"type"`
+	Message struct {
+		Content []struct {
+			Type    string          `json:"type"`
+			ID      string          `json:"tool_use_id"`
+			IsError bool            `json:"is_error"`
+			Content json.RawMessage `json:"content"`
+		} `json:"content"`
+	} `json:"message"`
+}
+
+// parseClaude reads Claude Code's output: one JSON result object, an array
+// of messages ending in it (--verbose in a user's settings), or JSON lines
+// (stream-json), whose tool results give the reasons for refused calls.
+// is_error decides failure (the subtype can say "success" on a failed run);
+// an API that refused or could not be reached is an InfraError.
 func parseClaude(stdout []byte) (Result, error) {
-	data := bytes.TrimSpace(stdout)
-	var r claudeResult
-	if len(data) > 0 && data[0] == '[' {
-		var all []json.RawMessage
-		if err := json.Unmarshal(data, &all); err != nil {
-			return Result{}, fmt.Errorf("claude: output is not JSON: %w", err)
-		}
-		found := false
-		for i := len(all) - 1; i >= 0 && !found; i-- {
-			var m claudeResult
-			if json.Unmarshal(all[i], &m) == nil && m.Type == "result" {
-				r, found = m, true
-			}
-		}
-		if !found {
-			return Result{}, errors.New("claude: no result message in its output")
-		}
-	} else if err := json.Unmarshal(data, &r); err != nil {
-		return Result{}, fmt.Errorf("claude: output is not JSON (%s): %w", clipText(string(data), 200), err)
+	r, reasons, err := readClaude(bytes.TrimSpace(stdout))
+	if err != nil {
+		// No account of the run at all: the client itself did not work.
+		return Result{}, &InfraError{Err: err}
 	}
 	u := r.Usage
 	res := Result{Text: r.Result, InputTokens: u.Input + u.CacheCreation + u.CacheRead, OutputTokens: u.Output, Cost: r.CostUSD}
 	for m := range r.ModelUsage {
-		res.Model = m
+		if res.Model == "" || m < res.Model {
+			res.Model = m // the first by name, so records are stable
+		}
 	}
-	if r.IsError || strings.HasPrefix(r.Subtype, "error") {
-		msg := r.Result
-		if msg == "" {
-			msg = strings.Join(r.Errors, "; ")
-		}
-		if msg == "" {
-			msg = r.Subtype
-		}
-		err := fmt.Errorf("claude reported an error (%s): %s", r.Subtype, clipText(msg, 300))
-		// Its API refusing, or no login, says nothing about the skill.
-		if r.APIError != 0 || strings.HasPrefix(msg, "Not logged in") || strings.Contains(msg, "Invalid API key") {
-			return res, &InfraError{Err: fmt.Errorf("%w (check its login or ANTHROPIC_API_KEY)", err), Fatal: true}
-		}
-		return res, err
+	for _, d := range r.Denials {
+		res.Denied = append(res.Denied, describeDenial(d, reasons[d.ID]))
 	}
-	return res, nil
+	if !r.IsError && !strings.HasPrefix(r.Subtype, "error") {
+		return res, nil
+	}
+	msg := r.Result
+	if msg == "" {
+		msg = strings.Join(r.Errors, "; ")
+	}
+	if msg == "" {
+		msg = r.Subtype
+	}
+	return res, claudeFailure(r, msg)
+}
+
+// readClaude finds the result in any of the three output shapes, with the
+// text of every failed tool result by call ID.
+func readClaude(data []byte) (claudeResult, map[string]string, error) {
+	var r claudeResult
+	reasons := map[string]string{}
+	var lines [][]byte
+	switch {
+	case len(data) == 0:
+		return r, nil, errors.New("claude printed nothing")
+	case data[0] == '[':
+		var all []json.RawMessage
+		if err := json.Unmarshal(data, &all); err != nil {
+			return r, nil, fmt.Errorf("claude: output is not JSON: %w", err)
+		}
+		for _, m := range all {
+			lines = append(lines, m)
+		}
+	case bytes.IndexByte(data, '\n') > 0 && data[0] == '{':
+		lines = bytes.Split(data, []byte("\n"))
+	default:
+		if err := json.Unmarshal(data, &r); err != nil {
+			return r, nil, fmt.Errorf("claude: output is not JSON (%s): %w", clipText(string(data), 200), err)
+		}
+		return r, reasons, nil
+	}
+	found := false
+	for _, line := range lines {
+		var m claudeMessage
+		if json.Unmarshal(line, &m) != nil {
+			continue
+		}
+		switch m.Type {
+		case "result":
+			if json.Unmarshal(line, &r) == nil {
+				found = true
+			}
+		case "user":
+			for _, c := range m.Message.Content {
+				if c.Type == "tool_result" && c.IsError {
+					reasons[c.ID] = contentText(c.Content)
+				}
+			}
+		}
+	}
+	if !found {
+		return r, nil, fmt.Errorf("claude: no result message in its output (%s)", clipText(string(data), 200))
+	}
+	return r, reasons, nil
+}
+
+// contentText is a tool result's content: a string or text parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.Text
+	}
+	return strings.Join(texts, " ")
+}
+
+// describeDenial names a refused call: the tool, the file or command it
+// was for, and the client's reason when it gave one.
+func describeDenial(d denial, reason string) string {
+	s := d.Tool
+	for _, k := range []string{"file_path", "notebook_path", "path", "command"} {
+		if v, ok := d.Input[k].(string); ok && v != "" {
+			s += " " + clipText(v, 160)
+			break
+		}
+	}
+	if reason = strings.TrimSpace(reason); reason != "" {
+		s += ": " + clipText(oneLine(reason), 240)
+	}
+	return s
+}
+
+// claudeFailure classifies a failed Claude Code run. Refused credentials,
+// a missing login, an unknown model and a spent usage limit are fatal; an
+// overloaded, rate-limited, failing or unreachable API is transient; the
+// rest (say, the turn limit) is the run's own failure.
+func claudeFailure(r claudeResult, msg string) error {
+	err := fmt.Errorf("claude reported an error (%s): %s", r.Subtype, clipText(msg, 300))
+	if r.APIStatus != 0 {
+		err = fmt.Errorf("claude: the API answered %d %s: %s", r.APIStatus, r.APIType, clipText(msg, 300))
+	}
+	status := r.APIStatus
+	switch {
+	case strings.Contains(msg, "Not logged in") || strings.Contains(msg, "/login"):
+		return &InfraError{Err: fmt.Errorf("%w (give it ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, or `login = user` to use your own login; see the README)", err), Fatal: true}
+	case status == 401 || status == 403:
+		return &InfraError{Err: fmt.Errorf("%w (check ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN or the login)", err), Fatal: true}
+	case status == 404:
+		return &InfraError{Err: fmt.Errorf("%w (check run-model / proposer-model and ANTHROPIC_BASE_URL)", err), Fatal: true}
+	case status == 429 && usageLimit(msg):
+		return &InfraError{Err: fmt.Errorf("%w (the account's usage limit: resume when it resets)", err), Fatal: true}
+	case transientStatus(status), status == 0 && (r.APIError != "" || r.Terminal == "api_error"):
+		return &InfraError{Err: err}
+	}
+	return err
+}
+
+// transientStatus reports an HTTP status worth retrying later: timeouts,
+// conflicts, rate limits, server errors, 529 overloaded.
+func transientStatus(status int) bool {
+	return status == 408 || status == 409 || status == 429 || status >= 500 && status <= 599
+}
+
+func usageLimit(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "usage limit") || strings.Contains(m, "session limit") || strings.Contains(m, "insufficient_quota") || strings.Contains(m, "exceeded your current quota")
 }
 
 // codexEvent is one line of `codex exec --json`.
@@ -101,7 +234,7 @@ type codexEvent struct {
 func parseCodex(stdout []byte) (Result, error) {
 	var res Result
 	var lastErr string
-	completed, failed := false, ""
+	completed, failed, events := false, "", 0
 	sc := bufio.NewScanner(bytes.NewReader(stdout))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -113,6 +246,7 @@ func parseCodex(stdout []byte) (Result, error) {
 		if json.Unmarshal(line, &ev) != nil {
 			continue
 		}
+		events++
 		switch ev.Type {
 		case "item.completed":
 			if ev.Item != nil && ev.Item.Type == "agent_message" {
@@ -135,11 +269,55 @@ func parseCodex(stdout []byte) (Result, error) {
 	}
 	switch {
 	case failed != "":
-		return res, fmt.Errorf("codex reported an error: %s", clipText(failed, 300))
+		return res, codexFailure(fmt.Errorf("codex reported an error: %s", clipText(failed, 300)), failed)
 	case !completed && lastErr != "":
-		return res, fmt.Errorf("codex did not finish: %s", clipText(lastErr, 300))
+		return res, codexFailure(fmt.Errorf("codex did not finish: %s", clipText(lastErr, 300)), lastErr)
+	case events == 0:
+		// It never started a thread: a configuration or login problem that
+		// its standard error explains.
+		return res, &InfraError{Err: errors.New("codex printed no events")}
 	case !completed:
 		return res, errors.New("codex did not finish a turn (no turn.completed event in its output)")
 	}
 	return res, nil
+}
+
+var codexStatus = regexp.MustCompile(`(?:unexpected status|last status:) (\d{3})`)
+
+// codexFailure classifies a failed Codex turn by its message, as
+// claudeFailure does for Claude.
+func codexFailure(err error, msg string) error {
+	status := 0
+	if m := codexStatus.FindStringSubmatch(msg); m != nil {
+		status, _ = strconv.Atoi(m[1])
+	}
+	lower := strings.ToLower(msg)
+	switch {
+	case status == 401 || status == 403 || strings.Contains(msg, "Missing environment variable") || strings.Contains(lower, "not logged in"):
+		return &InfraError{Err: fmt.Errorf("%w (check the provider's key variable, or `login = user` to use your own login; see the README)", err), Fatal: true}
+	case status == 404:
+		return &InfraError{Err: fmt.Errorf("%w (check run-model / proposer-model and the provider's base_url in config.toml)", err), Fatal: true}
+	case status == 429 && usageLimit(msg):
+		return &InfraError{Err: fmt.Errorf("%w (the account's usage limit: resume when it resets)", err), Fatal: true}
+	case transientStatus(status):
+		return &InfraError{Err: err}
+	case status == 0 && networkFailure(lower):
+		return &InfraError{Err: err}
+	}
+	return err
+}
+
+func networkFailure(lower string) bool {
+	for _, s := range []string{"stream disconnected", "error sending request", "connection failed", "connection refused", "connection reset", "waiting for network", "timed out", "timeout"} {
+		if strings.Contains(lower, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// codexOffline reports the line Codex prints while it waits for a network
+// that is not there, which it would do until the rollout's timeout.
+func codexOffline(line []byte) bool {
+	return bytes.Contains(line, []byte(`"type":"error"`)) && bytes.Contains(line, []byte("waiting for network"))
 }

@@ -61,11 +61,15 @@ func TestParseCodex(t *testing.T) {
 
 func TestPriceCostsTokensOnlyWithoutReportedCost(t *testing.T) {
 	p := Price{Input: 2, Output: 8}
-	if c := p.cost(Result{InputTokens: 1_000_000, OutputTokens: 500_000}); c != 6 {
-		t.Fatalf("cost = %v", c)
+	if c, u := p.spend(Result{InputTokens: 1_000_000, OutputTokens: 500_000}, false); c != 6 || u != 0 {
+		t.Fatalf("cost = %v, unpriced %d", c, u)
 	}
-	if c := p.cost(Result{InputTokens: 1_000_000, Cost: 0.25}); c != 0.25 {
-		t.Fatalf("reported cost replaced: %v", c)
+	if c, u := p.spend(Result{InputTokens: 1_000_000, Cost: 0.25}, true); c != 0.25 || u != 0 {
+		t.Fatalf("reported cost replaced: %v, %d", c, u)
+	}
+	// No price and no report: unknown, never $0.
+	if c, u := (Price{}).spend(Result{InputTokens: 100, OutputTokens: 5}, false); c != 0 || u != 105 {
+		t.Fatalf("unpriced = %v, %d", c, u)
 	}
 }
 
@@ -84,5 +88,26 @@ func TestAgentErrorPrefersTheOutputsAccount(t *testing.T) {
 	}
 	if err := agentError(exit, nil); err != exit {
 		t.Fatalf("exit only: %v", err)
+	}
+}
+
+// Rate limits are transient for both clients; a spent usage limit is not.
+func TestRateLimitsAreTransient(t *testing.T) {
+	var infra *InfraError
+	_, err := parseCodex([]byte(`{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}`))
+	if !errors.As(err, &infra) || infra.Fatal {
+		t.Fatalf("codex 429: %v", err)
+	}
+	_, err = parseCodex([]byte(`{"type":"turn.failed","error":{"message":"unexpected status 429 Too Many Requests: You've hit your usage limit."}}`))
+	if !errors.As(err, &infra) || !infra.Fatal {
+		t.Fatalf("codex usage limit: %v", err)
+	}
+	_, err = parseClaude([]byte(`{"type":"result","is_error":true,"api_error_status":429,"api_error_type":"rate_limit_error","result":"API Error: Rate limited"}`))
+	if !errors.As(err, &infra) || infra.Fatal {
+		t.Fatalf("claude 429: %v", err)
+	}
+	_, err = parseCodex([]byte(`{"type":"turn.failed","error":{"message":"Your input exceeds the context window of this model."}}`))
+	if err == nil || errors.As(err, &infra) {
+		t.Fatalf("a run's own failure taken for an outage: %v", err)
 	}
 }

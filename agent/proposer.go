@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,10 +60,11 @@ type ProposeRequest struct {
 // Rationale is the proposer's account of its edit: the commit subject and
 // body of the proposal.
 type Rationale struct {
-	Subject string
-	Body    string
-	Tokens  int64   // tokens the proposer used, when it reports them
-	Cost    float64 // USD
+	Subject  string
+	Body     string
+	Tokens   int64   // tokens the proposer used, when it reports them
+	Cost     float64 // USD
+	Unpriced int64   // tokens whose cost is unknown: the model has no price
 }
 
 // Proposer edits a library in a worktree after failures. Implementations are
@@ -83,12 +85,10 @@ type ExecProposer struct {
 	ExePath string
 	Guarded []string // L1 globs, named in the brief
 
-	// For built-in CLI agents (Presets): run in the library's directory,
-	// read the rationale and usage from stdout.
-	InSkillDir bool
-	Parse      func(stdout []byte) (Result, error)
-	Homes      []string
-	Price      Price
+	// CLI is set for built-in CLI agents (Presets): they edit a copy of the
+	// library outside the repository, and their output gives the rationale
+	// and usage.
+	CLI *CLI
 }
 
 // Propose implements Proposer.
@@ -127,37 +127,84 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 		"DESCENT_WORKTREE":       req.Worktree,
 		"DESCENT_BRIEF":          briefFile,
 	}
-	isolate(set, req.Control, p.Allow, p.Homes)
-	dir := req.Worktree
-	if p.InSkillDir {
-		dir = req.SkillDir
+	isolate(set, req.Control, p.Allow)
+	if p.CLI != nil {
+		return p.proposeCLI(ctx, req, command, set, brief)
 	}
 	res, err := sandbox.Run(ctx, sandbox.Spec{
 		Command: command,
-		Dir:     dir,
+		Dir:     req.Worktree,
 		Env:     sandbox.Environ(p.Allow, set, p.ExePath),
 		Stdin:   []byte(brief),
 		Timeout: p.Timeout,
 	})
-	text := string(res.Stdout)
-	var r Result
-	if p.Parse != nil {
-		var perr error
-		r, perr = p.Parse(res.Stdout)
-		text = r.Text
-		err = agentError(err, perr)
-	}
-	usage := Rationale{Tokens: r.Tokens(), Cost: p.Price.cost(r)}
 	if err != nil {
-		return usage, err
+		return Rationale{}, err
 	}
+	text := string(res.Stdout)
 	if data, err := os.ReadFile(rationale); err == nil && strings.TrimSpace(string(data)) != "" {
 		text = string(data)
 	}
+	return ParseRationale(text), nil
+}
+
+// proposeCLI runs a CLI proposer in a copy of the library outside the
+// repository (see copyTree) and carries its edits back. A tool call its
+// permission mode refused fails the proposal with the client's reason: the
+// edit it meant to make is missing.
+func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, command string, set map[string]string, brief string) (Rationale, error) {
+	scratch, err := os.MkdirTemp("", "descent-edit-")
+	if err != nil {
+		return Rationale{}, err
+	}
+	defer os.RemoveAll(scratch)
+	dir := filepath.Join(scratch, filepath.Base(req.SkillDir))
+	if err := copyTree(req.SkillDir, dir); err != nil {
+		return Rationale{}, fmt.Errorf("copy the library for the proposer: %w", err)
+	}
+	// The brief names the directory it works in.
+	brief = strings.ReplaceAll(brief, req.SkillDir, dir)
+	set["DESCENT_SKILL_DIR"] = dir
+	if err := p.CLI.env(set, req.Control, p.Allow); err != nil {
+		return Rationale{}, err
+	}
+	res, err := sandbox.Run(ctx, sandbox.Spec{
+		Command:      command,
+		Dir:          dir,
+		Env:          sandbox.Environ(p.Allow, set, p.ExePath),
+		Stdin:        []byte(brief),
+		Timeout:      p.Timeout,
+		MaxOutput:    maxProposerOutput,
+		Offline:      p.CLI.Offline,
+		OfflineAfter: p.CLI.OfflineAfter,
+	})
+	infra := processFailure(err)
+	r, cost, unpriced, perr := p.CLI.read(res.Stdout)
+	usage := Rationale{Tokens: r.Tokens(), Cost: cost, Unpriced: unpriced}
+	if infra != nil {
+		return usage, infra
+	}
+	if err := agentError(err, perr); err != nil {
+		return usage, err
+	}
+	if len(r.Denied) > 0 {
+		return usage, fmt.Errorf("the proposer was refused %d tool call(s): %s", len(r.Denied), strings.Join(r.Denied, "; "))
+	}
+	if err := syncBack(dir, req.SkillDir); err != nil {
+		return usage, fmt.Errorf("carry the proposer's edits into the worktree: %w", err)
+	}
+	text := r.Text
+	if data, err := os.ReadFile(set["DESCENT_RATIONALE_FILE"]); err == nil && strings.TrimSpace(string(data)) != "" {
+		text = string(data)
+	}
 	out := ParseRationale(text)
-	out.Tokens, out.Cost = usage.Tokens, usage.Cost
+	out.Tokens, out.Cost, out.Unpriced = usage.Tokens, usage.Cost, usage.Unpriced
 	return out, nil
 }
+
+// maxProposerOutput caps a CLI proposer's output, which in stream-json
+// holds its whole conversation.
+const maxProposerOutput = 64 << 20
 
 // ParseRationale reads a rationale: the first non-blank line is the subject
 // (at most 100 characters), the rest the body.

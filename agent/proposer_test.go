@@ -158,3 +158,45 @@ func TestParseRationale(t *testing.T) {
 		})
 	}
 }
+
+// A CLI proposer works on a copy of the library outside the worktree (its
+// directory is never under .git), its edits come back, and the brief and
+// DESCENT_SKILL_DIR name the copy.
+func TestCLIProposerEditsACopy(t *testing.T) {
+	req := newProposeRequest(t)
+	p := &ExecProposer{
+		Command: `case "$PWD" in */.git/*) exit 9;; esac; [ "$DESCENT_SKILL_DIR" = "$PWD" ] || exit 8; ` +
+			`grep -q "files are in $PWD" || exit 7; echo v2 > SKILL.md; ` +
+			`printf '{"type":"result","subtype":"success","is_error":false,"result":"Subject\\n\\nBody","total_cost_usd":0.5,"usage":{"input_tokens":10,"output_tokens":2}}\n'`,
+		CLI: &CLI{Parse: parseClaude, ReportsCost: true, Home: "CLAUDE_CONFIG_DIR"},
+	}
+	rat, err := p.Propose(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rat.Subject != "Subject" || rat.Body != "Body" || rat.Tokens != 12 || rat.Cost != 0.5 {
+		t.Fatalf("rationale %+v", rat)
+	}
+	if data, _ := os.ReadFile(filepath.Join(req.SkillDir, "SKILL.md")); string(data) != "v2\n" {
+		t.Fatalf("edit not carried back: %q", data)
+	}
+}
+
+// A refused tool call fails the proposal with the client's reason, and
+// nothing it did reaches the worktree.
+func TestCLIProposerRefusedCallFails(t *testing.T) {
+	req := newProposeRequest(t)
+	p := &ExecProposer{
+		Command: `echo v2 > SKILL.md; printf '%s\n' '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"Claude requested permissions to edit x which is a sensitive file."}]}}' ` +
+			`'{"type":"result","subtype":"success","is_error":false,"result":"Done","usage":{},"permission_denials":[{"tool_name":"Edit","tool_use_id":"t1","tool_input":{"file_path":"x/SKILL.md"}}]}'`,
+		CLI: &CLI{Parse: parseClaude, ReportsCost: true},
+	}
+	_, err := p.Propose(context.Background(), req)
+	var infra *InfraError
+	if err == nil || errors.As(err, &infra) || !strings.Contains(err.Error(), "refused 1 tool call(s): Edit x/SKILL.md: Claude requested permissions") {
+		t.Fatalf("err = %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(req.SkillDir, "SKILL.md")); string(data) != "v1\n" {
+		t.Fatalf("worktree changed: %q", data)
+	}
+}

@@ -33,6 +33,8 @@ type Response struct {
 	Truncated bool    // the output went over the cap
 	Tokens    int64   // tokens the agent reported using (0 when it reports none)
 	Cost      float64 // USD the agent reported or its tokens priced
+	Unpriced  int64   // tokens whose cost is unknown: the model has no price
+	Model     string  // the model the agent reported or was told to use
 	Stderr    string
 }
 
@@ -51,22 +53,69 @@ type Exec struct {
 	Timeout   time.Duration // per rollout
 	MaxOutput int           // cap on the output; 0 means sandbox.DefaultMaxOutput
 	ExePath   string        // PATH that finds git-descent itself (git.ExecutablePath)
-
-	// For built-in CLI agents (Presets):
-	Parse func(stdout []byte) (Result, error) // reads the answer and usage from stdout
-	Homes []string                            // variables pointed at private directories, like HOME
-	Price Price                               // prices reported tokens when the agent reports no cost
+	CLI       *CLI          // set for built-in CLI agents (Presets)
 }
 
-// Price is a model's price in USD per million tokens.
+// CLI is how a built-in CLI agent (a Preset) is run and read.
+type CLI struct {
+	Parse    func(stdout []byte) (Result, error) // reads the answer and usage from stdout
+	Home     string                              // its configuration variable, pointed at a private directory
+	Seed     Seed                                // what that directory starts with
+	Defaults map[string]string                   // environment set unless the user's sets it
+	// Offline spots output saying it waits for the network; after
+	// OfflineAfter of nothing else it is stopped (an InfraError).
+	Offline      func(line []byte) bool
+	OfflineAfter time.Duration
+	ReportsCost  bool   // the agent's output says what it cost (Claude Code)
+	Price        Price  // prices tokens of agents that do not report cost; zero: unknown
+	Model        string // the model it was told to use ("" when its default)
+}
+
+// Price is a model's price in USD per million tokens; the zero Price is
+// unknown.
 type Price struct{ Input, Output float64 }
 
-// cost prices a result's tokens when the agent did not report a cost.
-func (p Price) cost(r Result) float64 {
-	if r.Cost > 0 {
-		return r.Cost
+// spend is what a result cost: the agent's own account (reported), else
+// its tokens priced, else nothing known, with the tokens counted as
+// unpriced.
+func (p Price) spend(r Result, reported bool) (cost float64, unpriced int64) {
+	switch {
+	case reported:
+		return r.Cost, 0
+	case p.Input > 0 || p.Output > 0:
+		return (float64(r.InputTokens)*p.Input + float64(r.OutputTokens)*p.Output) / 1e6, 0
 	}
-	return (float64(r.InputTokens)*p.Input + float64(r.OutputTokens)*p.Output) / 1e6
+	return 0, r.Tokens()
+}
+
+// env adds what the agent's environment needs: the defaults the user's
+// environment does not override, and its private home, seeded, unless
+// the library passes the user's own through (allow).
+func (c *CLI) env(set map[string]string, control string, allow []string) error {
+	for k, v := range c.Defaults {
+		if os.Getenv(k) == "" {
+			set[k] = v
+		}
+	}
+	if c.Home == "" || contains(allow, c.Home) {
+		return nil
+	}
+	dir := filepath.Join(control, strings.ToLower(c.Home))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	set[c.Home] = dir
+	return c.Seed.write(dir)
+}
+
+// read parses the agent's output into what the caller records.
+func (c *CLI) read(stdout []byte) (Result, float64, int64, error) {
+	r, err := c.Parse(stdout)
+	if r.Model == "" {
+		r.Model = c.Model
+	}
+	cost, unpriced := c.Price.spend(r, c.ReportsCost)
+	return r, cost, unpriced, err
 }
 
 // Run implements Runner.
@@ -97,21 +146,28 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		"DESCENT_LIBRARY":     req.Library,
 		"DESCENT_FILES":       strings.Join(req.Files, string(os.PathListSeparator)),
 	}
-	isolate(set, req.Control, e.Allow, e.Homes)
-	res, err := sandbox.Run(ctx, sandbox.Spec{
+	isolate(set, req.Control, e.Allow)
+	spec := sandbox.Spec{
 		Command:   command,
 		Dir:       req.Workspace,
-		Env:       sandbox.Environ(e.Allow, set, e.ExePath),
 		Stdin:     []byte(req.Prompt),
 		Timeout:   e.Timeout,
 		MaxOutput: e.MaxOutput,
-	})
+	}
+	if e.CLI != nil {
+		if err := e.CLI.env(set, req.Control, e.Allow); err != nil {
+			return Response{}, err
+		}
+		spec.Offline, spec.OfflineAfter = e.CLI.Offline, e.CLI.OfflineAfter
+	}
+	spec.Env = sandbox.Environ(e.Allow, set, e.ExePath)
+	res, err := sandbox.Run(ctx, spec)
 	resp := Response{Output: string(res.Stdout), Truncated: res.Truncated, Stderr: string(res.Stderr)}
 	infra := processFailure(err)
-	if e.Parse != nil {
+	if e.CLI != nil {
 		// A CLI agent's JSON says what it spent even when it failed.
-		r, perr := e.Parse(res.Stdout)
-		resp.Output, resp.Tokens, resp.Cost = r.Text, r.Tokens(), e.Price.cost(r)
+		r, cost, unpriced, perr := e.CLI.read(res.Stdout)
+		resp.Output, resp.Tokens, resp.Cost, resp.Unpriced, resp.Model = r.Text, r.Tokens(), cost, unpriced, r.Model
 		err = agentError(err, perr)
 	}
 	if infra != nil {
@@ -129,7 +185,8 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 // processFailure returns the transient InfraError for an agent process that
 // never gave an answer of its own: it could not start (say, the prompt was
 // too large to pass), its shell found no command (exit 127) or could not
-// run it (126), it was killed by a signal, or it ran out of time. It
+// run it (126), it was killed by a signal, it ran out of time, or it was
+// stopped waiting for the network. It
 // returns nil for anything else, including an ordinary failing exit.
 func processFailure(err error) *InfraError {
 	var exit *sandbox.ExitError
@@ -137,7 +194,7 @@ func processFailure(err error) *InfraError {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, sandbox.ErrTimeout), errors.As(err, &start):
+	case errors.Is(err, sandbox.ErrTimeout), errors.Is(err, sandbox.ErrOffline), errors.As(err, &start):
 	case errors.As(err, &exit) && (exit.ExitCode == 126 || exit.ExitCode == 127 || exit.ExitCode < 0 || exit.ExitCode > 128 && exit.ExitCode <= 128+64):
 	default:
 		return nil
@@ -145,18 +202,12 @@ func processFailure(err error) *InfraError {
 	return &InfraError{Err: err}
 }
 
-// isolate points HOME, TMPDIR and the agent's own home variables (homes)
-// into the control directory, unless the library's config passes the
-// user's own through.
-func isolate(set map[string]string, control string, allow, homes []string) {
-	dirs := append([]string{"HOME", "TMPDIR"}, homes...)
-	for _, name := range dirs {
+// isolate points HOME and TMPDIR into the control directory, unless the
+// library's config passes the user's own through.
+func isolate(set map[string]string, control string, allow []string) {
+	for name, sub := range map[string]string{"HOME": "home", "TMPDIR": "tmp"} {
 		if contains(allow, name) {
 			continue
-		}
-		sub := strings.ToLower(name)
-		if name == "TMPDIR" {
-			sub = "tmp"
 		}
 		p := filepath.Join(control, sub)
 		_ = os.MkdirAll(p, 0o755)
@@ -185,4 +236,18 @@ func agentError(exit, parsed error) error {
 		return fmt.Errorf("%w (%v)", exit, parsed)
 	}
 	return exit
+}
+
+// PriceNote says, for an agent that does not report its cost and whose
+// model has no price, how its spending will be shown and how to price it;
+// "" otherwise.
+func (c *CLI) PriceNote(name string) string {
+	if c.ReportsCost || c.Price.Input > 0 || c.Price.Output > 0 {
+		return ""
+	}
+	model := c.Model
+	if model == "" {
+		return fmt.Sprintf("cost: %s does not report its cost and its model is not named, so its cost is shown as unknown (set run-model and <model>.input-price, <model>.output-price in USD per million tokens)", name)
+	}
+	return fmt.Sprintf("cost: %s does not report its cost and %s has no price, so its cost is shown as unknown (set %s.input-price and %s.output-price in USD per million tokens)", name, model, model, model)
 }

@@ -14,10 +14,11 @@ type Meter struct {
 	maxCost   float64
 	stop      context.CancelCauseFunc
 
-	mu     sync.Mutex
-	tokens int64
-	cost   float64
-	over   bool
+	mu       sync.Mutex
+	tokens   int64
+	cost     float64
+	unpriced int64
+	over     bool
 }
 
 // NewMeter returns a meter that calls stop with an *ExceededError the first
@@ -51,6 +52,40 @@ func (m *Meter) Add(tokens int64, cost float64) {
 	if err != nil && m.stop != nil {
 		m.stop(err)
 	}
+}
+
+// AddUnpriced records tokens (already counted by Add) whose cost is not
+// known: the model has no price. --max-cost cannot see them.
+func (m *Meter) AddUnpriced(tokens int64) {
+	if m == nil || tokens == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.unpriced += tokens
+	m.mu.Unlock()
+}
+
+// Unpriced returns the tokens whose cost is unknown.
+func (m *Meter) Unpriced() int64 {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.unpriced
+}
+
+// Cost renders a cost for people: "$0.0123", or with tokens nobody priced
+// "cost unknown (1234 tokens unpriced)" or "$0.0123 + unknown (1234 tokens
+// unpriced)". An unknown cost is never shown as $0.
+func Cost(cost float64, unpriced int64) string {
+	switch {
+	case unpriced == 0:
+		return fmt.Sprintf("$%.4f", cost)
+	case cost == 0:
+		return fmt.Sprintf("cost unknown (%d tokens unpriced)", unpriced)
+	}
+	return fmt.Sprintf("$%.4f + unknown (%d tokens unpriced)", cost, unpriced)
 }
 
 // Total returns the spending so far.

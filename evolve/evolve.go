@@ -86,9 +86,10 @@ type Summary struct {
 	Noise      *ledger.Noise `json:"noise,omitempty"` // how reproducible the agent was
 	// History is dev's validation score after each round, with the time.
 	History  []Point `json:"history"`
-	Tokens   int64   `json:"tokens"`   // spent by this run: agents, proposers, judges
-	Cost     float64 `json:"cost"`     // USD spent by this run
-	Requests int64   `json:"requests"` // HTTP requests to model endpoints, retries included
+	Tokens   int64   `json:"tokens"`                    // spent by this run: agents, proposers, judges
+	Cost     float64 `json:"cost"`                      // USD spent by this run
+	Unpriced int64   `json:"unpriced_tokens,omitempty"` // tokens of Tokens whose cost is unknown
+	Requests int64   `json:"requests"`                  // HTTP requests to model endpoints, retries included
 	Retries  int64   `json:"retries"`
 	Seconds  float64 `json:"seconds"`
 	Stop     string  `json:"stop"` // why the run ended
@@ -129,6 +130,7 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 		sum.Rollouts, sum.CacheHits = st.Rollouts, st.Hits
 		sum.Errored, sum.FirstError = st.Errored, st.FirstError
 		sum.Tokens, sum.Cost = meter.Total()
+		sum.Unpriced = meter.Unpriced()
 		u := r.models.Usage()
 		sum.Requests, sum.Retries = u.Requests, u.Retries
 	}

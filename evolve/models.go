@@ -94,11 +94,12 @@ func newRunner(ctx context.Context, lib *library.Library, ms *models, exe string
 	case library.RunnerClaude, library.RunnerCodex:
 		p := agent.Presets[lib.Run]
 		model := lib.Provider.RunModel
-		allow := append(append([]string(nil), p.Allow...), lib.Env...)
-		return &agent.Exec{
-			Command: agent.WithModel(p.Run, model), Allow: allow, Timeout: lib.Timeout, ExePath: exe,
-			Parse: p.Parse, Homes: p.Homes, Price: price(lib, model),
-		}, p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
+		cli, allow, err := newCLI(lib, p, model)
+		if err != nil {
+			return nil, "", err
+		}
+		return &agent.Exec{Command: agent.WithModel(p.Run, model), Allow: allow, Timeout: lib.Timeout, ExePath: exe, CLI: cli},
+			p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
 	}
 	return &agent.Exec{Command: lib.Run, Allow: lib.Env, Timeout: lib.Timeout, ExePath: exe}, "command", nil
 }
@@ -116,16 +117,32 @@ func newProposer(ctx context.Context, lib *library.Library, ms *models, exe stri
 	case library.RunnerClaude, library.RunnerCodex:
 		p := agent.Presets[lib.Proposer]
 		model := lib.Provider.ProposerModel
-		allow := append(append([]string(nil), p.Allow...), lib.Env...)
-		return &agent.ExecProposer{
-			Command: agent.WithModel(p.Propose, model), Allow: allow, Timeout: lib.ProposeTimeout, ExePath: exe,
-			Guarded: lib.Guarded, InSkillDir: true, Parse: p.Parse, Homes: p.Homes, Price: price(lib, model),
-		}, p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
+		cli, allow, err := newCLI(lib, p, model)
+		if err != nil {
+			return nil, "", err
+		}
+		return &agent.ExecProposer{Command: agent.WithModel(p.Propose, model), Allow: allow, Timeout: lib.ProposeTimeout,
+			ExePath: exe, Guarded: lib.Guarded, CLI: cli}, p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
 	}
 	return &agent.ExecProposer{Command: lib.Proposer, Allow: lib.Env, Timeout: lib.ProposeTimeout, ExePath: exe, Guarded: lib.Guarded}, "command", nil
 }
 
-func price(lib *library.Library, model string) agent.Price {
-	p := lib.Provider.Prices[model]
-	return agent.Price{Input: p.Input, Output: p.Output}
+// newCLI reads the user's configuration of a CLI agent once per run (see
+// agent.Seed) and returns how to run it with model ("" for the one the
+// configuration or the agent chooses), and the environment it may see.
+func newCLI(lib *library.Library, p *agent.Preset, model string) (*agent.CLI, []string, error) {
+	allow := append(append([]string(nil), p.Allow...), lib.Env...)
+	seed, err := p.Seed(lib.Login == library.LoginUser)
+	if err != nil {
+		return nil, nil, fmt.Errorf("library %q: %s: %w", lib.Name, p.Name, err)
+	}
+	if model == "" {
+		model = seed.Model
+	}
+	pr := lib.Provider.Prices[model]
+	return &agent.CLI{
+		Parse: p.Parse, ReportsCost: p.ReportsCost, Home: p.Home, Seed: seed, Defaults: p.Defaults,
+		Offline: p.Offline, OfflineAfter: lib.OfflineTimeout,
+		Price: agent.Price{Input: pr.Input, Output: pr.Output}, Model: model,
+	}, allow, nil
 }

@@ -38,6 +38,7 @@ func (rp *repairer) Repair(ctx context.Context, s *merge.Submission, dev git.Has
 		Failures: []agent.Attempt{}, Passed: []agent.Attempt{}, Repair: brief}
 	rat, err := rp.w.propose(ctx, fb)
 	r.meter.Add(rat.Tokens, rat.Cost)
+	r.meter.AddUnpriced(rat.Unpriced)
 	var infra *agent.InfraError
 	switch {
 	case errors.As(err, &infra) || ctx.Err() != nil:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-descent/git-descent/agent"
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/hooks"
@@ -289,6 +290,12 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ex, ok := runner.(*agent.Exec); ok && ex.CLI != nil {
+		config = rollout.MixConfig(config, ex.CLI.Fingerprint())
+		if note := ex.CLI.PriceNote(lib.Run); note != "" {
+			fmt.Fprintln(r.opts.Out, note)
+		}
+	}
 	cacheDir := CacheDir(r.repo, lib)
 	if r.opts.NoCache {
 		cacheDir = ""
@@ -326,7 +333,7 @@ func (s scorer) Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repe
 	rec, err := s.e.RolloutRepeat(ctx, libTree, t, repeat)
 	out := merge.Outcome{Reward: rec.Reward, Errored: rec.Errored}
 	if !rec.Cached {
-		out.Tokens, out.Cost = rec.Tokens, rec.Cost
+		out.Tokens, out.Cost, out.Unpriced = rec.Tokens, rec.Cost, rec.Unpriced
 	}
 	return out, err
 }

@@ -96,6 +96,7 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 	w.passed = false
 	rat, err := w.propose(ctx, fb)
 	w.r.meter.Add(rat.Tokens, rat.Cost)
+	w.r.meter.AddUnpriced(rat.Unpriced)
 	none := func(o ledger.Outcome, reason string) (*merge.Submission, *ledger.Decision, error) {
 		w.last = fmt.Sprintf("w%-3s %s: %s", w.id, o, reason)
 		return nil, &ledger.Decision{ID: fmt.Sprintf("r%d-w%s", round, w.id), Library: lib.Name, Worker: w.id,
@@ -149,9 +150,10 @@ func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash
 		Evidence: ledger.Evidence{
 			Library: r.lib.Name, Worker: worker, Base: dev, Tasks: ids(tasks),
 			RewardBefore: rollout.Mean(before), RewardAfter: rollout.Mean(after),
-			Tokens:  rat.Tokens + spent(before).tokens + spent(after).tokens,
-			Cost:    rat.Cost + spent(before).cost + spent(after).cost,
-			Seconds: time.Since(start).Seconds(), Agent: r.agent,
+			Tokens:   rat.Tokens + spent(before).tokens + spent(after).tokens,
+			Cost:     rat.Cost + spent(before).cost + spent(after).cost,
+			Unpriced: rat.Unpriced + spent(before).unpriced + spent(after).unpriced,
+			Seconds:  time.Since(start).Seconds(), Agent: r.agent,
 		},
 	}
 	if err := ledger.WriteProposal(context.WithoutCancel(ctx), r.repo, p, edit.Tree); err != nil {
@@ -160,8 +162,41 @@ func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash
 	return &merge.Submission{Proposal: p, Paths: edit.Paths}, nil
 }
 
-// propose runs the proposer with a private control directory.
+// propose runs the proposer. One that fails for infrastructure reasons
+// that may pass (an overloaded or unreachable endpoint) is retried with a
+// doubling backoff, rollout.Attempts times in all; then the last failure
+// comes back as a plain error (the proposal failed, the run goes on). A
+// fatal one (a refused key, no login) comes back as the InfraError that
+// stops the run.
 func (w *worker) propose(ctx context.Context, fb agent.Feedback) (agent.Rationale, error) {
+	wait := w.r.opts.Backoff
+	if wait <= 0 {
+		wait = rollout.DefaultBackoff
+	}
+	var spent agent.Rationale
+	for i := 1; ; i++ {
+		rat, err := w.proposeOnce(ctx, fb)
+		spent.Tokens, spent.Cost, spent.Unpriced = spent.Tokens+rat.Tokens, spent.Cost+rat.Cost, spent.Unpriced+rat.Unpriced
+		var infra *agent.InfraError
+		if !errors.As(err, &infra) || infra.Fatal || ctx.Err() != nil {
+			rat.Tokens, rat.Cost, rat.Unpriced = spent.Tokens, spent.Cost, spent.Unpriced
+			return rat, err
+		}
+		if i == rollout.Attempts {
+			return spent, fmt.Errorf("the proposer could not run (tried %d times): %w", i, infra.Err)
+		}
+		w.r.opts.Log.Debug("proposer could not run", "worker", w.id, "attempt", i, "err", err)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return spent, ctx.Err()
+		}
+		wait *= 2
+	}
+}
+
+// proposeOnce runs the proposer once with a private control directory.
+func (w *worker) proposeOnce(ctx context.Context, fb agent.Feedback) (agent.Rationale, error) {
 	tmp := filepath.Join(w.r.repo.DescentDir(), "tmp")
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return agent.Rationale{}, err
@@ -204,8 +239,9 @@ func ids(ts []eval.Task) []string {
 }
 
 type spending struct {
-	tokens int64
-	cost   float64
+	tokens   int64
+	cost     float64
+	unpriced int64
 }
 
 // spent is what the fresh (not cached) rollouts among recs cost.
@@ -215,6 +251,7 @@ func spent(recs []rollout.Record) spending {
 		if !r.Cached {
 			s.tokens += r.Tokens
 			s.cost += r.Cost
+			s.unpriced += r.Unpriced
 		}
 	}
 	return s

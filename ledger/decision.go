@@ -79,9 +79,10 @@ type Gate struct {
 	Won     []string `json:"won,omitempty"` // the tasks the candidate did better on
 	// Errored counts tasks left out because the candidate's rollout could
 	// not run where dev's did; any rejects it.
-	Errored int     `json:"errored,omitempty"`
-	Tokens  int64   `json:"tokens"` // spent on the gate's rollouts (cached ones cost nothing)
-	Cost    float64 `json:"cost"`   // USD
+	Errored  int     `json:"errored,omitempty"`
+	Tokens   int64   `json:"tokens"`                    // spent on the gate's rollouts (cached ones cost nothing)
+	Cost     float64 `json:"cost"`                      // USD
+	Unpriced int64   `json:"unpriced_tokens,omitempty"` // tokens of Tokens with no price
 }
 
 // String renders a gate for humans: "0.42 → 0.58 on 18 tasks (+3/−1,

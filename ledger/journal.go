@@ -22,8 +22,9 @@ type State struct {
 	Stable      git.Hash    `json:"stable"`       // stable after the last round
 	StableScore float64     `json:"stable_score"` // its mean validation reward
 	Promotions  []Promotion `json:"promotions,omitempty"`
-	Tokens      int64       `json:"tokens"` // spent by every run so far
-	Cost        float64     `json:"cost"`   // USD spent by every run so far
+	Tokens      int64       `json:"tokens"`                    // spent by every run so far
+	Cost        float64     `json:"cost"`                      // USD spent by every run so far
+	Unpriced    int64       `json:"unpriced_tokens,omitempty"` // tokens of Tokens with no price
 
 	Refile    []Refile    `json:"refile,omitempty"` // proposals waiting for a later round
 	Fusion    FusionStats `json:"fusion"`

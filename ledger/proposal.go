@@ -21,6 +21,7 @@ type Evidence struct {
 	RewardAfter  float64  // mean reward on Tasks with the proposal applied
 	Tokens       int64    // tokens spent by its rollouts and the proposer
 	Cost         float64  // USD spent by its rollouts and the proposer
+	Unpriced     int64    // tokens of Tokens whose cost is unknown (no price for the model)
 	Seconds      float64  // wall time of the worker's round, rollouts and proposer
 	Agent        string   // the runner and proposer that made it, with versions, e.g. "claude 2.1.3 / openai gpt-4.1"
 }
@@ -37,7 +38,11 @@ type Proposal struct {
 // Message renders the proposal's commit message.
 func (p *Proposal) Message() string {
 	e := p.Evidence
-	return formatMessage(p.Subject, p.Body, []Trailer{
+	cost := strconv.FormatFloat(e.Cost, 'f', 4, 64)
+	if e.Unpriced > 0 && e.Cost == 0 {
+		cost = "unknown" // never $0 for tokens nobody priced
+	}
+	trailers := []Trailer{
 		{"Descent-Library", e.Library},
 		{"Descent-Worker", e.Worker},
 		{"Descent-Base", string(e.Base)},
@@ -45,10 +50,13 @@ func (p *Proposal) Message() string {
 		{"Descent-Reward-Before", fmtFloat(e.RewardBefore)},
 		{"Descent-Reward-After", fmtFloat(e.RewardAfter)},
 		{"Descent-Tokens", strconv.FormatInt(e.Tokens, 10)},
-		{"Descent-Cost", strconv.FormatFloat(e.Cost, 'f', 4, 64)},
-		{"Descent-Seconds", strconv.FormatFloat(e.Seconds, 'f', 2, 64)},
-		{"Descent-Agent", e.Agent},
-	})
+		{"Descent-Cost", cost},
+	}
+	if e.Unpriced > 0 {
+		trailers = append(trailers, Trailer{"Descent-Unpriced-Tokens", strconv.FormatInt(e.Unpriced, 10)})
+	}
+	trailers = append(trailers, Trailer{"Descent-Seconds", strconv.FormatFloat(e.Seconds, 'f', 2, 64)}, Trailer{"Descent-Agent", e.Agent})
+	return formatMessage(p.Subject, p.Body, trailers)
 }
 
 // ParseProposal reads a proposal back from its commit message. It fails when
@@ -67,7 +75,8 @@ func ParseProposal(commit git.Hash, msg string) (*Proposal, error) {
 	p.RewardAfter, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Reward-After"), 64)
 	p.Tokens, _ = strconv.ParseInt(trailerValue(ts, "Descent-Tokens"), 10, 64)
 	p.Seconds, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Seconds"), 64)
-	p.Cost, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Cost"), 64)
+	p.Cost, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Cost"), 64) // "unknown" reads as 0
+	p.Unpriced, _ = strconv.ParseInt(trailerValue(ts, "Descent-Unpriced-Tokens"), 10, 64)
 	p.Agent = trailerValue(ts, "Descent-Agent")
 	return p, nil
 }

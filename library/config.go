@@ -218,6 +218,13 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 		l.ProposeTimeout, err = time.ParseDuration(v)
 	case "env":
 		appendTo(&l.Env)
+	case "offline-timeout":
+		l.OfflineTimeout, err = time.ParseDuration(v)
+	case "login":
+		if v != LoginNone && v != LoginUser {
+			return fmt.Errorf("must be %s (credentials from the environment only) or %s (also a copy of your stored Claude Code or Codex login)", LoginNone, LoginUser)
+		}
+		l.Login = v
 	case "frozen":
 		appendTo(&l.Frozen)
 	case "guarded":
@@ -298,7 +305,7 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 
 // Keys are the keys a library section may set.
 var Keys = append([]string{"path", "evals", "split", "seed", "layout", "run", "timeout", "scorer", "tolerance",
-	"score-command", "proposer", "propose-timeout", "env", "frozen", "guarded", "hide",
+	"score-command", "proposer", "propose-timeout", "env", "offline-timeout", "login", "frozen", "guarded", "hide",
 	"minibatch", "delta", "delta-floor", "anneal", "promote-after",
 	"repeats", "max-repeats", "gate", "promising-rounds", "validation", "fingerprint",
 	"max-regressions", "max-changed-lines", "max-changed-files",

@@ -58,6 +58,7 @@ func TestLoadAll(t *testing.T) {
 	def := New("x")
 	pdf.Repeats, pdf.MaxLines, pdf.MaxFiles, pdf.Staleness = def.Repeats, def.MaxLines, def.MaxFiles, def.Staleness
 	pdf.Alpha, pdf.AlphaL1, pdf.HotChanges, pdf.RefileLimit, pdf.OracleTimeout = def.Alpha, def.AlphaL1, def.HotChanges, def.RefileLimit, def.OracleTimeout
+	pdf.OfflineTimeout, pdf.Login = def.OfflineTimeout, def.Login
 	pdf.MaxRepeats, pdf.Gate, pdf.PromisingRounds, pdf.Validation = def.MaxRepeats, def.Gate, def.PromisingRounds, def.Validation
 	myLib := New("tools/my.lib")
 	myLib.Name = "my.lib"
@@ -91,7 +92,8 @@ func TestEveryKeyParses(t *testing.T) {
 		"repeats": "3", "max-regressions": "1", "max-changed-lines": "50", "max-changed-files": "2",
 		"staleness": "reflective", "alpha": "2", "alpha-l1": "0", "hot-changes": "3", "refile-limit": "2",
 		"oracle-timeout": "1m", "fusion-tournament": "true", "temperature": "0.7",
-		"max-repeats": "5", "gate": "mean", "promising-rounds": "4", "validation": "cross"}
+		"max-repeats": "5", "gate": "mean", "promising-rounds": "4", "validation": "cross",
+		"offline-timeout": "30s", "login": "user"}
 	for _, k := range Keys {
 		v, ok := valid[k]
 		if !ok {

@@ -44,6 +44,8 @@ type Library struct {
 	Proposer       string        // proposer command template
 	ProposeTimeout time.Duration // per proposer run
 	Env            []string      // environment variable names passed to commands ("NAME" or "PREFIX_*")
+	OfflineTimeout time.Duration // how long a CLI agent may wait for the network before it is stopped
+	Login          string        // LoginNone or LoginUser: whether CLI agents get the user's stored login
 
 	Frozen  []string // L0 globs: never edited by a proposal
 	Guarded []string // L1 globs: stricter gate
@@ -139,6 +141,13 @@ const (
 	DefaultRefileLimit  = 3
 	DefaultMaxRepeats   = 4
 	DefaultPromising    = 5
+	DefaultOffline      = time.Minute
+)
+
+// Values of Login.
+const (
+	LoginNone = "none" // CLI agents get credentials from the environment only
+	LoginUser = "user" // and a copy of the user's stored login (subscription, `codex login`)
 )
 
 // New returns a library at path with every default filled in.
@@ -152,6 +161,8 @@ func New(p string) *Library {
 		Layout:          DefaultLayout,
 		Timeout:         DefaultTimeout,
 		ProposeTimeout:  DefaultTimeout,
+		OfflineTimeout:  DefaultOffline,
+		Login:           LoginNone,
 		Scorer:          DefaultScorer,
 		Frozen:          []string{"evals/**"},
 		Guarded:         []string{"scripts/**"},

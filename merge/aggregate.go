@@ -64,8 +64,9 @@ type Aggregator struct {
 	refs     ledger.Refs
 	journal  *ledger.Journal
 	recorded struct {
-		tokens int64
-		cost   float64
+		tokens   int64
+		cost     float64
+		unpriced int64
 	} // Meter's totals when the journal was last written
 }
 

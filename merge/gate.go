@@ -97,7 +97,7 @@ func runGate(ctx context.Context, spec gateSpec, ids []string, order []int, src 
 	g.Total, g.Start, g.Errored = n, spec.MinRepeats, s.candErrored
 	g.Skipped = s.skipped()
 	g.Rerolls = s.rerolls
-	g.Tokens, g.Cost = s.spent.Tokens, s.spent.Cost
+	g.Tokens, g.Cost, g.Unpriced = s.spent.Tokens, s.spent.Cost, s.spent.Unpriced
 	return g, nil
 }
 
@@ -229,6 +229,7 @@ func (s *gateState) run(ctx context.Context, jobs []job, src gateSource, stop fu
 		inflight--
 		s.spent.Tokens += res.spent.Tokens
 		s.spent.Cost += res.spent.Cost
+		s.spent.Unpriced += res.spent.Unpriced
 		switch {
 		case stopped && errors.Is(res.err, context.Canceled):
 		case res.err != nil:

@@ -25,9 +25,10 @@ type Outcome struct {
 	// Errored says why the rollout could not run (an infrastructure
 	// failure, already retried): it has no reward and the task is left out
 	// of comparisons that need it.
-	Errored string
-	Tokens  int64   // spent now; a cached rollout spent nothing
-	Cost    float64 // USD
+	Errored  string
+	Tokens   int64   // spent now; a cached rollout spent nothing
+	Cost     float64 // USD
+	Unpriced int64   // tokens of Tokens with no price
 }
 
 // recentDepth is how many recent results per task order the gate's tasks.

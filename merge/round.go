@@ -86,11 +86,13 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 	tokens, cost := a.Meter.Total()
 	state.Tokens += tokens - a.recorded.tokens
 	state.Cost += cost - a.recorded.cost
+	unpriced := a.Meter.Unpriced()
+	state.Unpriced += unpriced - a.recorded.unpriced
 	if _, err := a.journal.Record(wctx, head, state, res.Decisions, roundMessage(a.Library.Name, res)); err != nil {
 		// Not retried: dev may already hold this round's merges.
 		return nil, fmt.Errorf("record round %d of %s: %s (another git-descent may be running on this library)", state.Round, a.Library.Name, err)
 	}
-	a.recorded.tokens, a.recorded.cost = tokens, cost
+	a.recorded.tokens, a.recorded.cost, a.recorded.unpriced = tokens, cost, unpriced
 	return res, stopped
 }
 

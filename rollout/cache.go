@@ -28,6 +28,10 @@ type Record struct {
 	Seconds float64 `json:"seconds"`
 	Tokens  int64   `json:"tokens"`
 	Cost    float64 `json:"cost"` // USD, the agent's and the grader's
+	// Unpriced are tokens of Tokens whose cost is unknown (no price for
+	// the model); Model is the model the agent used or was told to use.
+	Unpriced int64  `json:"unpriced_tokens,omitempty"`
+	Model    string `json:"model,omitempty"`
 	// Grading holds the judge's verdicts on the task's expectations.
 	Grading []eval.Verdict `json:"grading,omitempty"`
 	Cached  bool           `json:"-"` // served from the cache: cost nothing this time

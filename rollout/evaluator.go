@@ -195,6 +195,7 @@ func (e *Evaluator) once(ctx context.Context, libTree git.Hash, t eval.Task, rep
 	e.rollouts.Add(1)
 	e.nanos.Add(int64(time.Since(start)))
 	e.Meter.Add(rec.Tokens, rec.Cost)
+	e.Meter.AddUnpriced(rec.Unpriced)
 	if err != nil {
 		return Record{}, err
 	}
@@ -250,7 +251,8 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task, repe
 		Library: e.Library.Name, TaskID: t.ID, Repeat: repeat, Prompt: t.Prompt, TaskFile: taskFile,
 		SkillDir: lay.SkillDir, Workspace: dir, Files: lay.Files, Control: control,
 	})
-	rec := Record{Task: t.ID, Output: resp.Output, Seconds: time.Since(start).Seconds(), Tokens: resp.Tokens, Cost: resp.Cost}
+	rec := Record{Task: t.ID, Output: resp.Output, Seconds: time.Since(start).Seconds(), Tokens: resp.Tokens, Cost: resp.Cost,
+		Unpriced: resp.Unpriced, Model: resp.Model}
 	if ctx.Err() != nil {
 		return Record{}, ctx.Err()
 	}

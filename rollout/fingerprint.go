@@ -61,6 +61,17 @@ func ConfigHash(l *library.Library, top string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// MixConfig returns a configuration hash that also covers parts, such as
+// a CLI agent's own settings (agent.CLI.Fingerprint).
+func MixConfig(config string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(config))
+	for _, p := range parts {
+		fmt.Fprintf(h, "\x00%d:%s", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // fingerprintFiles lists the files whose content ConfigHash covers, sorted.
 func fingerprintFiles(l *library.Library, top string) ([]string, error) {
 	set := map[string]bool{}

@@ -35,6 +35,14 @@ type Spec struct {
 	Stdin     []byte        // standard input; nil means empty
 	Timeout   time.Duration // 0 means no limit but the context's
 	MaxOutput int           // cap on captured stdout bytes; 0 means DefaultMaxOutput
+
+	// Offline, when set, reads each line of standard output and reports
+	// whether it says the process is waiting for the network. A process
+	// that prints nothing else for OfflineAfter is stopped with ErrOffline:
+	// a client that waits for a network forever should not burn the whole
+	// Timeout.
+	Offline      func(line []byte) bool
+	OfflineAfter time.Duration
 }
 
 // Result is what a finished process left behind.
@@ -78,8 +86,9 @@ func (e *StartError) Unwrap() error { return e.Err }
 // Run runs spec.Command to completion. A process that cannot start is a
 // *StartError; a non-zero exit is an *ExitError (with the Result still
 // filled in; ExitCode is -1 when a signal killed it); a timeout is
-// ErrTimeout; a cancelled context is the context's error. In every case the process group is gone
-// when Run returns.
+// ErrTimeout; one stopped for waiting on the network is ErrOffline; a
+// cancelled context is the context's error. In every case the process group
+// is gone when Run returns.
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	parent := ctx // the caller's: its end is not this process's timeout
 	if spec.Timeout > 0 {
@@ -87,6 +96,8 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
 		defer cancel()
 	}
+	ctx, offline := context.WithCancelCause(ctx)
+	defer offline(nil)
 	max := spec.MaxOutput
 	if max <= 0 {
 		max = DefaultMaxOutput
@@ -101,6 +112,11 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	stdout := &capped{max: max}
 	stderr := &capped{max: maxStderr}
 	c.Stdout, c.Stderr = stdout, stderr
+	var watch *offlineWatch
+	if spec.Offline != nil && spec.OfflineAfter > 0 {
+		watch = &offlineWatch{w: stdout, offline: spec.Offline, after: spec.OfflineAfter, fire: func() { offline(ErrOffline) }}
+		c.Stdout = watch
+	}
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Orphaned grandchildren may hold the pipes open; stop waiting for them.
 	c.WaitDelay = killGrace
@@ -130,9 +146,15 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		Truncated: stdout.over,
 		Duration:  time.Since(start),
 	}
+	var lastOffline string
+	if watch != nil {
+		lastOffline = watch.stop()
+	}
 	switch {
 	case parent.Err() != nil:
 		return res, parent.Err()
+	case errors.Is(context.Cause(ctx), ErrOffline):
+		return res, fmt.Errorf("%s: %w after %s (its last line: %s)", clip(spec.Command, 60), ErrOffline, spec.OfflineAfter, lastOffline)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && spec.Timeout > 0:
 		return res, fmt.Errorf("%s: %w after %s", clip(spec.Command, 60), ErrTimeout, spec.Timeout)
 	case ctx.Err() != nil:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/evolve"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
@@ -158,7 +159,7 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 		fmt.Fprintf(w, "  agent: %s\n", s.Noise)
 	}
 	if s.Tokens > 0 || s.Cost > 0 || s.Requests > 0 {
-		fmt.Fprintf(w, "  spent: %d tokens, $%.4f; %d model requests, %d retries\n", s.Tokens, s.Cost, s.Requests, s.Retries)
+		fmt.Fprintf(w, "  spent: %d tokens, %s; %d model requests, %d retries\n", s.Tokens, budget.Cost(s.Cost, s.Unpriced), s.Requests, s.Retries)
 	}
 	switch {
 	case s.TestScored:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
@@ -64,7 +65,7 @@ func runShow(ctx context.Context, e *env, rev, color string) error {
 	fmt.Fprintf(w, "  base     %s (the dev snapshot it was made from)\n", p.Base.Short())
 	fmt.Fprintf(w, "  tasks    %s\n", strings.Join(p.Tasks, " "))
 	fmt.Fprintf(w, "  train    %.2f → %.2f\n", p.RewardBefore, p.RewardAfter)
-	fmt.Fprintf(w, "  cost     %d tokens, $%.4f, %.1fs\n", p.Tokens, p.Cost, p.Seconds)
+	fmt.Fprintf(w, "  cost     %d tokens, %s, %.1fs\n", p.Tokens, budget.Cost(p.Cost, p.Unpriced), p.Seconds)
 	if p.Agent != "" {
 		fmt.Fprintf(w, "  agent    %s\n", p.Agent)
 	}
@@ -80,7 +81,7 @@ func runShow(ctx context.Context, e *env, rev, color string) error {
 		if d.Gate != nil {
 			fmt.Fprintf(w, "  validation %s\n", d.Gate)
 			if d.Gate.Tokens > 0 || d.Gate.Cost > 0 {
-				fmt.Fprintf(w, "  gate spent %d tokens, $%.4f\n", d.Gate.Tokens, d.Gate.Cost)
+				fmt.Fprintf(w, "  gate spent %d tokens, %s\n", d.Gate.Tokens, budget.Cost(d.Gate.Cost, d.Gate.Unpriced))
 			}
 		}
 		if len(d.FusedWith) > 0 {

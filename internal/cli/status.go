@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
@@ -159,7 +160,7 @@ func printStatus(e *env, st libraryStatus) {
 		fmt.Fprintf(w, "  %d rollbacks; last: dev %s → %s\n", n, last.From.Short(), last.To.Short())
 	}
 	if st.State.Tokens > 0 || st.State.Cost > 0 {
-		fmt.Fprintf(w, "  spent so far: %d tokens, $%.4f\n", st.State.Tokens, st.State.Cost)
+		fmt.Fprintf(w, "  spent so far: %d tokens, %s\n", st.State.Tokens, budget.Cost(st.State.Cost, st.State.Unpriced))
 	}
 	for _, ws := range st.Workers {
 		fmt.Fprintf(w, "  %-28s %s  %s\n", ws.Branch, ws.Commit.Short(), ws.Decision)

@@ -32,29 +32,55 @@ func TestCmd(t *testing.T) {
 
 // cmdPost is the script command
 //
-//	post <body-file> [path]
+//	post [-anthropic] <body-file> [path|url]
 //
 // It posts the file to $OPENAI_BASE_URL followed by path (default
 // /chat/completions), with "Authorization: Bearer $OPENAI_API_KEY" when that
-// is set, and prints "status N", "retry-after V" when the header is present,
-// and the body.
+// is set; with -anthropic, to $ANTHROPIC_BASE_URL followed by path (default
+// /v1/messages), with "x-api-key: $ANTHROPIC_API_KEY" when that is set and
+// an anthropic-version header. An argument starting with http:// is the
+// whole URL. It prints "status N", "retry-after V" when the header is
+// present, and the body. With !, the request must fail to connect.
 func cmdPost(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 1 || len(args) > 2 {
-		ts.Fatalf("usage: post <body-file> [path]")
+	anthropic := len(args) > 0 && args[0] == "-anthropic"
+	if anthropic {
+		args = args[1:]
 	}
-	path := "/chat/completions"
-	if len(args) == 2 {
-		path = args[1]
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: post [-anthropic] <body-file> [path|url]")
 	}
 	body, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
-	req, err := http.NewRequest(http.MethodPost, ts.Getenv("OPENAI_BASE_URL")+path, strings.NewReader(string(body)))
+	base, path, keyVar := ts.Getenv("OPENAI_BASE_URL"), "/chat/completions", "OPENAI_API_KEY"
+	if anthropic {
+		base, path, keyVar = ts.Getenv("ANTHROPIC_BASE_URL"), "/v1/messages", "ANTHROPIC_API_KEY"
+	}
+	url := base + path
+	if len(args) == 2 {
+		url = base + args[1]
+		if strings.HasPrefix(args[1], "http://") {
+			url = args[1]
+		}
+	}
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
 	ts.Check(err)
 	req.Header.Set("Content-Type", "application/json")
-	if key := ts.Getenv("OPENAI_API_KEY"); key != "" {
+	if key := ts.Getenv(keyVar); key != "" && anthropic {
+		req.Header.Set("X-Api-Key", key)
+	} else if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
+	if anthropic {
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+	}
 	resp, err := http.DefaultClient.Do(req)
+	if neg {
+		if err == nil {
+			resp.Body.Close()
+			ts.Fatalf("post %s: got status %d, want a failure to connect", url, resp.StatusCode)
+		}
+		return
+	}
 	ts.Check(err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)

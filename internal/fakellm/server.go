@@ -1,24 +1,21 @@
-// Package fakellm is a local OpenAI-compatible chat-completions server for
-// tests. It answers from scripted rules, never touches the network beyond
-// 127.0.0.1, and records every request so tests can check what a client
-// sent.
+// Package fakellm is a local model endpoint for tests. On one port of
+// 127.0.0.1 it speaks three protocols: OpenAI chat completions, the Anthropic
+// Messages API (which Claude Code speaks) and the OpenAI Responses API (which
+// Codex speaks). It answers all of them from the same scripted rules, which
+// can make tool calls, never touches the network beyond 127.0.0.1, and
+// records every request so tests can check what a client sent.
 package fakellm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
 )
-
-// chatPath is the only route the server answers.
-const chatPath = "/v1/chat/completions"
 
 // maxBody bounds the request body the server reads.
 const maxBody = 16 << 20
@@ -30,9 +27,9 @@ const maxBody = 16 << 20
 // context of requests still waiting out a Delay and returns once every
 // handler has finished.
 type Server struct {
-	http *http.Server
-	url  string
-	log  io.Writer // nil for no log; written under mu
+	http   *http.Server
+	origin string    // http://127.0.0.1:PORT
+	log    io.Writer // nil for no log; written under mu
 
 	cancel context.CancelFunc // cancels the base context of every request
 	served chan struct{}      // closed when the Serve goroutine returns
@@ -64,7 +61,7 @@ func Start(rules []Rule, log io.Writer) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		url:    "http://" + ln.Addr().String() + "/v1",
+		origin: "http://" + ln.Addr().String(),
 		log:    log,
 		cancel: cancel,
 		served: make(chan struct{}),
@@ -83,19 +80,13 @@ func Start(rules []Rule, log io.Writer) (*Server, error) {
 	return s, nil
 }
 
-// URL is the base URL clients are configured with, ending in /v1, e.g.
-// http://127.0.0.1:40123/v1.
-func (s *Server) URL() string { return s.url }
+// URL is the base URL OpenAI clients are configured with, ending in /v1,
+// e.g. http://127.0.0.1:40123/v1.
+func (s *Server) URL() string { return s.origin + "/v1" }
 
-// SetKey sets the API key the server expects. From then on a request is
-// answered 401 unless it carries "Authorization: Bearer <key>", and the 401
-// message echoes the key received, as some real providers do. With no key set
-// (or ""), any authorization is accepted.
-func (s *Server) SetKey(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.key = key
-}
+// Origin is the server's URL without a path, e.g. http://127.0.0.1:40123:
+// what ANTHROPIC_BASE_URL is set to for Claude Code.
+func (s *Server) Origin() string { return s.origin }
 
 // Close stops the server and waits for every handler to return. Requests
 // still in a Delay are cancelled. Close may be called more than once.
@@ -124,38 +115,40 @@ func (s *Server) enter() bool {
 
 // handle answers one request and records it.
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	p := apiFor(r)
 	if !s.enter() {
-		writeError(w, http.StatusServiceUnavailable, "fakellm: server closed")
+		p.writeError(w, http.StatusServiceUnavailable, "fakellm: server closed")
 		return
 	}
 	defer s.active.Done()
-	auth, received, refused := s.checkAuth(r.Header.Get("Authorization"))
-	i := s.arrive(auth)
-	status, u := s.serve(w, r, i, received, refused)
+	auth, refusal := s.checkAuth(p, r.Header)
+	i := s.arrive(p.name(), auth)
+	status, u := s.serve(w, r, p, i, refusal)
 	rec := s.finish(i, status, u)
-	s.logf("fakellm: #%d %s %s model=%q auth=%s rule=%d status=%d\n", i+1, r.Method, r.URL.Path, rec.Model, rec.Auth, rec.Rule, rec.Status)
+	s.logf("fakellm: #%d %s %s api=%s model=%q auth=%s rule=%d status=%d\n", i+1, r.Method, r.URL.Path, rec.API, rec.Model, rec.Auth, rec.Rule, rec.Status)
 }
 
-// serve writes the answer to request i and returns its status and usage.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, i int, received string, refused bool) (int, usage) {
-	if r.Method != http.MethodPost || r.URL.Path != chatPath {
-		return fail(w, http.StatusNotFound, fmt.Sprintf("fakellm: no route for %s %s; want POST %s", r.Method, r.URL.Path, chatPath))
+// serve writes the answer to request i, of protocol p, and returns its
+// status and usage. A refusal other than "" is the message of a 401.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, p api, i int, refusal string) (int, usage) {
+	switch {
+	case r.URL.Path == helloPath && (r.Method == http.MethodHead || r.Method == http.MethodGet):
+		w.WriteHeader(http.StatusOK)
+		return http.StatusOK, usage{}
+	case r.Method != http.MethodPost || r.URL.Path != p.path():
+		return fail(w, p, http.StatusNotFound, fmt.Sprintf("fakellm: no route for %s %s; want POST %s", r.Method, r.URL.Path, postPaths()))
 	}
-	req, parseErr := readRequest(r)
+	req, parseErr := readRequest(r, p)
 	s.describe(i, req)
 	switch {
-	case refused && received == "":
-		return fail(w, http.StatusUnauthorized, "You didn't provide an API key.")
-	case refused:
-		return fail(w, http.StatusUnauthorized, "Incorrect API key provided: "+received)
+	case refusal != "":
+		return fail(w, p, http.StatusUnauthorized, refusal)
 	case parseErr != nil:
-		return fail(w, http.StatusBadRequest, "fakellm: "+parseErr.Error())
-	case req.Stream:
-		return fail(w, http.StatusBadRequest, "fakellm: streaming is not supported")
+		return fail(w, p, http.StatusBadRequest, "fakellm: "+parseErr.Error())
 	}
-	n, rule, ok := s.choose(i, req)
+	n, rule, ok := s.choose(i, p.name(), req)
 	if !ok {
-		return fail(w, http.StatusInternalServerError, "fakellm: no rule matches")
+		return fail(w, p, http.StatusInternalServerError, "fakellm: no rule matches")
 	}
 	if !wait(r.Context(), rule.Delay) {
 		return StatusClientGone, usage{}
@@ -166,71 +159,65 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, i int, received s
 	if rule.failing() {
 		msg := rule.Message
 		if msg == "" {
-			msg = http.StatusText(rule.Status)
+			msg = statusText(rule.Status)
 		}
-		return fail(w, rule.Status, msg)
+		return fail(w, p, rule.Status, msg)
 	}
-	reply, err := replyFor(rule, req.Messages)
+	a, err := answerFor(rule, req, i+1)
 	if err != nil {
-		return fail(w, http.StatusInternalServerError, fmt.Sprintf("fakellm: rule %d: %v", n, err))
+		return fail(w, p, http.StatusInternalServerError, fmt.Sprintf("fakellm: rule %d: %v", n, err))
 	}
-	u := usageFor(req.Messages, reply)
-	writeCompletion(w, i+1, req.Model, reply, u)
-	return http.StatusOK, u
+	p.writeAnswer(w, i+1, req, a)
+	return http.StatusOK, a.Usage
 }
 
-func fail(w http.ResponseWriter, status int, message string) (int, usage) {
-	writeError(w, status, message)
+// statusText is the reason phrase of status. net/http has none for 529,
+// Anthropic's "overloaded".
+func statusText(status int) string {
+	if status == 529 {
+		return "Overloaded"
+	}
+	if text := http.StatusText(status); text != "" {
+		return text
+	}
+	return fmt.Sprintf("status %d", status)
+}
+
+// postPaths lists the routes of the protocols, for the 404 message.
+func postPaths() string {
+	paths := make([]string, len(apis))
+	for i, a := range apis {
+		paths[i] = a.path()
+	}
+	return strings.Join(paths, ", ")
+}
+
+func fail(w http.ResponseWriter, p api, status int, message string) (int, usage) {
+	p.writeError(w, status, message)
 	return status, usage{}
 }
 
-// checkAuth classifies an Authorization header as "none" (absent), "ok" or
-// "wrong", returns the key it carried (the whole header when it is not a
-// Bearer token), and reports whether the request is refused: only when a key
-// is expected and the header does not carry it.
-func (s *Server) checkAuth(header string) (auth, received string, refused bool) {
-	s.mu.Lock()
-	key := s.key
-	s.mu.Unlock()
-	token, bearer := strings.CutPrefix(header, "Bearer ")
-	received = header
-	if bearer {
-		received = token
-	}
-	switch {
-	case header == "":
-		return "none", "", key != ""
-	case key == "" || bearer && token == key:
-		return "ok", received, false
-	}
-	return "wrong", received, true
-}
-
-func readRequest(r *http.Request) (chatRequest, error) {
-	var req chatRequest
+func readRequest(r *http.Request, p api) (request, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	if err != nil {
-		return req, fmt.Errorf("read request body: %w", err)
+		return request{}, fmt.Errorf("read request body: %w", err)
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return chatRequest{}, fmt.Errorf("request body is not valid JSON: %w", err)
-	}
-	return req, nil
+	return p.decode(body)
 }
 
-// choose picks the rule for request i, counts its use and records its index.
-func (s *Server) choose(i int, req chatRequest) (int, Rule, bool) {
-	text := transcript(req.Messages)
+// choose picks the rule for request i, of protocol name, counts its use and
+// records its index.
+func (s *Server) choose(i int, name string, req request) (int, Rule, bool) {
+	all, final := transcript(req.Messages), lastText(req.Messages)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for n, rule := range s.rules {
-		if rule.Times > 0 && s.used[n] >= rule.Times {
-			continue
-		}
-		if rule.Model != "" && rule.Model != req.Model {
-			continue
-		}
-		if !strings.Contains(text, rule.Match) {
+		switch {
+		case rule.Times > 0 && s.used[n] >= rule.Times,
+			rule.Model != "" && rule.Model != req.Model,
+			rule.API != "" && rule.API != name,
+			!strings.Contains(all, rule.Match),
+			!strings.Contains(final, rule.Last):
 			continue
 		}
 		s.used[n]++
@@ -253,20 +240,6 @@ func wait(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-func replyFor(rule Rule, msgs []Message) (string, error) {
-	switch {
-	case rule.Echo:
-		return lastUser(msgs), nil
-	case rule.ReplyFile != "": // the file's bytes exactly, trailing newline included
-		data, err := os.ReadFile(rule.ReplyFile)
-		if err != nil {
-			return "", fmt.Errorf("read reply file: %w", err)
-		}
-		return string(data), nil
-	}
-	return rule.Reply, nil
 }
 
 func (s *Server) logf(format string, args ...any) {

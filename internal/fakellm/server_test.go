@@ -50,15 +50,16 @@ func (r reply) apiError(t *testing.T) apiError {
 	return e.Error
 }
 
-// send makes one request; it may run on any goroutine.
-func send(ctx context.Context, method, url, body, auth string) (reply, error) {
+// send makes one request with headers given as alternating name, value; it
+// may run on any goroutine.
+func send(ctx context.Context, method, url, body string, header ...string) (reply, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return reply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -70,6 +71,49 @@ func send(ctx context.Context, method, url, body, auth string) (reply, error) {
 		return reply{}, err
 	}
 	return reply{status: resp.StatusCode, header: resp.Header, body: string(data)}, nil
+}
+
+// event is one server-sent event of a streamed reply.
+type event struct {
+	name string
+	data json.RawMessage
+}
+
+// events parses the body as server-sent events, failing t unless it is a
+// stream and every event has JSON data whose "type" is the event's name.
+func (r reply) events(t *testing.T) []event {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); r.status != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("not a stream (status %d, Content-Type %q): %s", r.status, ct, r.body)
+	}
+	var out []event
+	for _, chunk := range strings.Split(strings.TrimSuffix(r.body, "\n\n"), "\n\n") {
+		var e event
+		for _, line := range strings.Split(chunk, "\n") {
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				e.name = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				e.data = json.RawMessage(v)
+			}
+		}
+		var typed struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(e.data, &typed); err != nil || typed.Type != e.name {
+			t.Fatalf("event %q has data %s, want JSON of that type", e.name, e.data)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func names(events []event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.name
+	}
+	return out
 }
 
 // chat posts a chat-completions request for model with messages given as
@@ -88,7 +132,11 @@ func chat(t *testing.T, s *Server, auth, model string, roleContent ...string) re
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", string(body), auth)
+	var header []string
+	if auth != "" {
+		header = []string{"Authorization", auth}
+	}
+	r, err := send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", string(body), header...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +220,7 @@ func TestDelayStopsWhenClientGoesAway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
-	if _, err := send(ctx, http.MethodPost, s.URL()+"/chat/completions", body, ""); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := send(ctx, http.MethodPost, s.URL()+"/chat/completions", body); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err %v, want deadline exceeded", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -190,7 +238,7 @@ func TestDelayStopsWhenClientGoesAway(t *testing.T) {
 func TestCloseCancelsDelay(t *testing.T) {
 	s := start(t, []Rule{{Match: "", Delay: time.Minute}})
 	body := `{"model":"m","messages":[]}`
-	go send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", body, "") // fails at Close, as it should
+	go send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", body) // fails at Close, as it should
 	for len(s.Requests()) == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -217,7 +265,7 @@ func TestEchoRepliesWithLastUserMessage(t *testing.T) {
 func TestContentPartsAreJoined(t *testing.T) {
 	s := start(t, []Rule{{Match: "one\ntwo", Echo: true}})
 	body := `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"one"},{"type":"text","text":"two"}]}]}`
-	r, err := send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", body, "")
+	r, err := send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,15 +292,19 @@ func TestLoadRules(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rules.json")
 	writeFile(t, path, `[
-		{"match": "a", "model": "m", "reply": "x", "status": 200, "retry_after": "2", "delay": "1500ms", "times": 3},
+		{"match": "a", "last": "done", "model": "m", "api": "anthropic", "reply": "x", "tool": "Write", "input": {"file_path": "/w/a"},
+		 "status": 200, "retry_after": "2", "delay": "1500ms", "times": 3},
 		{"match": "", "echo": true}
 	]`)
 	rules, err := LoadRules(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Rule{Match: "a", Model: "m", Reply: "x", Status: 200, RetryAfter: "2", Delay: 1500 * time.Millisecond, Times: 3}
-	if len(rules) != 2 || rules[0] != want || !rules[1].Echo {
+	want := Rule{
+		Match: "a", Last: "done", Model: "m", API: "anthropic", Reply: "x", Tool: "Write", Input: json.RawMessage(`{"file_path": "/w/a"}`),
+		Status: 200, RetryAfter: "2", Delay: 1500 * time.Millisecond, Times: 3,
+	}
+	if len(rules) != 2 || !reflect.DeepEqual(rules[0], want) || !rules[1].Echo {
 		t.Errorf("rules %+v, want %+v and an echo rule", rules, want)
 	}
 	data, err := json.Marshal(rules[0])
@@ -260,7 +312,8 @@ func TestLoadRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Rule
-	if err := json.Unmarshal(data, &back); err != nil || back != want {
+	want.Input = json.RawMessage(`{"file_path":"/w/a"}`) // encoding/json compacts a RawMessage
+	if err := json.Unmarshal(data, &back); err != nil || !reflect.DeepEqual(back, want) {
 		t.Errorf("round trip %s: %+v %v", data, back, err)
 	}
 }
@@ -275,6 +328,10 @@ func TestLoadRulesErrorsNameFileAndRule(t *testing.T) {
 		{"message without status", `[{"message": "oops"}]`, "rule 0: message needs a status"},
 		{"negative times", `[{"times": -1}]`, "rule 0: times -1"},
 		{"missing reply file", `[{"reply_file": "gone.txt"}]`, "rule 0: reply_file:"},
+		{"unknown api", `[{"api": "gemini"}]`, `rule 0: api "gemini": want chat, anthropic or responses`},
+		{"input without tool", `[{"input": {"a": 1}}]`, "rule 0: input needs a tool"},
+		{"input not an object", `[{"tool": "Bash", "input": ["ls"]}]`, `rule 0: input ["ls"]: want a JSON object`},
+		{"tool with status", `[{"tool": "Bash", "status": 500}]`, "rule 0: set a tool or an error status"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "rules.json")
@@ -316,7 +373,7 @@ func TestOtherRoutesAre404(t *testing.T) {
 		{http.MethodGet, "/v1/chat/completions"},
 		{http.MethodPost, "/chat/completions"},
 	} {
-		r, err := send(context.Background(), tc.method, base+tc.path, `{}`, "")
+		r, err := send(context.Background(), tc.method, base+tc.path, `{}`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +389,7 @@ func TestOtherRoutesAre404(t *testing.T) {
 func TestBadRequestsAre400(t *testing.T) {
 	s := start(t, []Rule{{Match: ""}})
 	for _, body := range []string{`{"model": "m", "messages": [`, `{"model":"m","messages":[],"stream":true}`} {
-		r, err := send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", body, "")
+		r, err := send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,8 +469,8 @@ func TestRequestsAreRecordedInOrderAsCopies(t *testing.T) {
 	chat(t, s, "", "b", "user", "two")
 	reqs := s.Requests()
 	want := []Recorded{
-		{Model: "a", Messages: []Message{{Role: "user", Content: "one"}}, Auth: "none", Status: 200, Rule: 0},
-		{Model: "b", Messages: []Message{{Role: "user", Content: "two"}}, Auth: "none", Status: 500, Rule: -1},
+		{API: "chat", Model: "a", Messages: []Message{{Role: "user", Content: "one"}}, Auth: "none", Status: 200, Rule: 0},
+		{API: "chat", Model: "b", Messages: []Message{{Role: "user", Content: "two"}}, Auth: "none", Status: 500, Rule: -1},
 	}
 	if !reflect.DeepEqual(reqs, want) {
 		t.Fatalf("recorded %+v, want %+v", reqs, want)
@@ -432,7 +489,7 @@ func TestConcurrentRequestsShareTimes(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range replies {
 		wg.Go(func() {
-			replies[i], errs[i] = send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", body, "")
+			replies[i], errs[i] = send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", body)
 		})
 	}
 	wg.Wait()
@@ -448,6 +505,83 @@ func TestConcurrentRequestsShareTimes(t *testing.T) {
 	}
 	if st := s.Stats(); st.Requests != 20 || st.ByStatus[200] != 20 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestChatToolCall(t *testing.T) {
+	s := start(t, []Rule{
+		{Last: "a.txt", Reply: "listed"},
+		{Match: "list", API: "chat", Tool: "shell", Input: json.RawMessage(`{ "cmd": "ls" }`)},
+	})
+	r := chat(t, s, "", "m", "user", "list the files")
+	var c struct {
+		Choices []struct {
+			Message      replyMessage `json:"message"`
+			FinishReason string       `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &c); err != nil || len(c.Choices) != 1 {
+		t.Fatalf("not a completion (%v): %s", err, r.body)
+	}
+	calls := c.Choices[0].Message.ToolCalls
+	if len(calls) != 1 || calls[0].ID != "call_fake_1" || calls[0].Type != "function" ||
+		calls[0].Function.Name != "shell" || calls[0].Function.Arguments != `{"cmd":"ls"}` || c.Choices[0].FinishReason != "tool_calls" {
+		t.Errorf("reply %s, want one shell call with compact arguments and finish_reason tool_calls", r.body)
+	}
+
+	body := `{"model": "m", "messages": [
+		{"role": "user", "content": "list the files"},
+		{"role": "assistant", "content": null, "tool_calls": [{"id": "call_fake_1", "type": "function", "function": {"name": "shell", "arguments": "{\"cmd\":\"ls\"}"}}]},
+		{"role": "tool", "tool_call_id": "call_fake_1", "content": "a.txt"}]}`
+	r, err := send(context.Background(), http.MethodPost, s.URL()+"/chat/completions", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.content(t); got != "listed" {
+		t.Errorf("reply to the tool result %q, want listed", got)
+	}
+	want := []Message{
+		{Role: "user", Content: "list the files"},
+		{Role: "assistant", Calls: []ToolCall{{ID: "call_fake_1", Name: "shell", Input: json.RawMessage(`{"cmd":"ls"}`)}}},
+		{Role: "tool", Results: []ToolResult{{ID: "call_fake_1", Content: "a.txt"}}},
+	}
+	if got := s.Requests()[1].Messages; !reflect.DeepEqual(got, want) {
+		t.Errorf("recorded %+v, want %+v", got, want)
+	}
+}
+
+func TestAPIRestrictsRule(t *testing.T) {
+	s := start(t, []Rule{
+		{API: "anthropic", Reply: "from anthropic"},
+		{API: "responses", Reply: "from responses"},
+		{Reply: "from chat"},
+	})
+	if got := chat(t, s, "", "m", "user", "hi").content(t); got != "from chat" {
+		t.Errorf("chat got %q", got)
+	}
+	if got := anthropicReply(t, messages(t, s, `{"model":"c","messages":[{"role":"user","content":"hi"}]}`)); got.text() != "from anthropic" {
+		t.Errorf("anthropic got %+v", got)
+	}
+	if got := responseReply(t, responses(t, s, `{"model":"g","input":"hi"}`)); got.text() != "from responses" {
+		t.Errorf("responses got %+v", got)
+	}
+	var apis []string
+	for _, r := range s.Requests() {
+		apis = append(apis, r.API)
+	}
+	if want := []string{"chat", "anthropic", "responses"}; !reflect.DeepEqual(apis, want) {
+		t.Errorf("recorded APIs %v, want %v", apis, want)
+	}
+}
+
+func TestStatsSumOverProtocols(t *testing.T) {
+	s := start(t, []Rule{{Reply: "12345678"}}) // 2 completion tokens
+	chat(t, s, "", "m", "user", "abcd")        // 1 prompt token
+	messages(t, s, `{"model":"c","stream":true,"messages":[{"role":"user","content":"abcdefgh"}]}`)
+	responses(t, s, `{"model":"g","stream":true,"input":[{"role":"user","content":"abcdefghijkl"}]}`)
+	st := s.Stats()
+	if st.Requests != 3 || st.ByStatus[200] != 3 || st.PromptTokens != 1+2+3 || st.CompletionTokens != 3*2 {
+		t.Errorf("stats %+v, want 3 answered, 6 prompt and 6 completion tokens", st)
 	}
 }
 
