@@ -20,7 +20,6 @@ import (
 // their skills, plugins, hooks or history. Runs never share a directory, so
 // concurrent rollouts cannot trip over each other's files.
 type Seed struct {
-	From  string            // the user's directory it was read from
 	Files map[string][]byte // path relative to the home → content
 	Model string            // the model the user's configuration selects, if it says
 }
@@ -74,7 +73,7 @@ var claudeAccount = []string{"oauthAccount", "primaryApiKey", "customApiKeyRespo
 // CLAUDE_CONFIG_DIR is set).
 func seedClaude(login bool) (Seed, error) {
 	dir := userDir("CLAUDE_CONFIG_DIR", ".claude")
-	s := Seed{From: dir, Files: map[string][]byte{}}
+	s := Seed{Files: map[string][]byte{}}
 	// The private directory is new each run: no onboarding to show.
 	account := map[string]any{"hasCompletedOnboarding": true}
 	if dir == "" {
@@ -160,7 +159,7 @@ var codexQuiet = map[string]any{
 // keys, and with login its stored credentials (auth.json).
 func seedCodex(login bool) (Seed, error) {
 	dir := userDir("CODEX_HOME", ".codex")
-	s := Seed{From: dir, Files: map[string][]byte{}}
+	s := Seed{Files: map[string][]byte{}}
 	cfg := map[string]any{}
 	if dir != "" {
 		data, err := readOptional(filepath.Join(dir, "config.toml"))

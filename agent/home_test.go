@@ -145,7 +145,7 @@ func TestScratchCopyRoundTrip(t *testing.T) {
 	writeFile(t, filepath.Join(src, "refs", "old.md"), "old\n")
 	writeFile(t, filepath.Join(src, "keep.md"), "keep\n")
 	scratch := filepath.Join(t.TempDir(), "s")
-	if err := copyTree(src, scratch); err != nil {
+	if err := mirror(src, scratch); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(scratch, "SKILL.md"), "# s\nnew rule\n")
@@ -153,7 +153,7 @@ func TestScratchCopyRoundTrip(t *testing.T) {
 	os.Chmod(filepath.Join(scratch, "scripts", "run.sh"), 0o755)
 	os.Remove(filepath.Join(scratch, "refs", "old.md"))
 	keep, _ := os.Stat(filepath.Join(src, "keep.md"))
-	if err := syncBack(scratch, src); err != nil {
+	if err := mirror(scratch, src); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(filepath.Join(src, "SKILL.md")); string(data) != "# s\nnew rule\n" {

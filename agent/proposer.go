@@ -149,7 +149,7 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 }
 
 // proposeCLI runs a CLI proposer in a copy of the library outside the
-// repository (see copyTree) and carries its edits back. A tool call its
+// repository (see mirror) and carries its edits back. A tool call its
 // permission mode refused fails the proposal with the client's reason: the
 // edit it meant to make is missing.
 func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, command string, set map[string]string, brief string) (Rationale, error) {
@@ -159,7 +159,7 @@ func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, comma
 	}
 	defer os.RemoveAll(scratch)
 	dir := filepath.Join(scratch, filepath.Base(req.SkillDir))
-	if err := copyTree(req.SkillDir, dir); err != nil {
+	if err := mirror(req.SkillDir, dir); err != nil {
 		return Rationale{}, fmt.Errorf("copy the library for the proposer: %w", err)
 	}
 	// The brief names the directory it works in.
@@ -190,7 +190,7 @@ func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, comma
 	if len(r.Denied) > 0 {
 		return usage, fmt.Errorf("the proposer was refused %d tool call(s): %s", len(r.Denied), strings.Join(r.Denied, "; "))
 	}
-	if err := syncBack(dir, req.SkillDir); err != nil {
+	if err := mirror(dir, req.SkillDir); err != nil {
 		return usage, fmt.Errorf("carry the proposer's edits into the worktree: %w", err)
 	}
 	text := r.Text

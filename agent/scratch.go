@@ -15,46 +15,11 @@ import (
 // The copy's changes are carried back into the worktree afterwards, where
 // they are validated and captured like any proposer's.
 
-// copyTree copies the regular files, directories and symbolic links under
-// src into dst, which must not exist.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, to)
-		case d.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(to, data, info.Mode().Perm())
-		}
-		return nil // sockets, devices: nothing a library holds
-	})
-}
-
-// syncBack makes the tree under dst what the proposer left under src:
-// files it changed or added are written, files it removed are removed,
-// modes follow. Only what differs is touched.
-func syncBack(src, dst string) error {
+// mirror makes the tree under dst (created when missing) what it is under
+// src: files changed or added are written, files removed are removed,
+// modes and symbolic links follow. Only what differs is touched. It makes
+// the proposer's copy of the library and carries its edits back.
+func mirror(src, dst string) error {
 	seen := map[string]bool{}
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -110,7 +75,7 @@ func syncBack(src, dst string) error {
 			}
 			return os.WriteFile(to, data, info.Mode().Perm())
 		}
-		return fmt.Errorf("proposer left %s, which is neither a file, a directory nor a link", rel)
+		return fmt.Errorf("%s is neither a file, a directory nor a link", p)
 	})
 	if err != nil {
 		return err
