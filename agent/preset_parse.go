@@ -173,26 +173,47 @@ func describeDenial(d denial, reason string) string {
 	return s
 }
 
-// claudeFailure classifies a failed Claude Code run. Refused credentials,
-// a missing login, an unknown model and a spent usage limit are fatal; an
-// overloaded, rate-limited, failing or unreachable API is transient; the
-// rest (say, the turn limit) is the run's own failure.
+// claudeFixes are what Claude Code's fatal outages tell the user to do.
+var claudeFixes = fixes{
+	login: "give it ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, or `login = user` to use your own login; see the README",
+	key:   "check ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN or the login",
+	model: "check run-model / proposer-model and ANTHROPIC_BASE_URL",
+}
+
+// claudeFailure classifies a failed Claude Code run (see outage): its
+// result carries the API's status, or says the request got no answer.
 func claudeFailure(r claudeResult, msg string) error {
 	err := fmt.Errorf("claude reported an error (%s): %s", r.Subtype, clipText(msg, 300))
 	if r.APIStatus != 0 {
 		err = fmt.Errorf("claude: the API answered %d %s: %s", r.APIStatus, r.APIType, clipText(msg, 300))
 	}
-	status := r.APIStatus
+	noLogin := strings.Contains(msg, "Not logged in") || strings.Contains(msg, "/login")
+	unanswered := r.APIError != "" || r.Terminal == "api_error"
+	return outage(err, r.APIStatus, msg, noLogin, unanswered, claudeFixes)
+}
+
+// fixes are what a client's fatal outages tell the user to do: no login,
+// refused credentials, an unknown model.
+type fixes struct{ login, key, model string }
+
+// outage classifies a failed CLI agent run from what the client said: the
+// HTTP status its API answered (0 for none), whether it has no login,
+// whether its request never got an answer. No login, refused credentials,
+// an unknown model and a spent usage limit are fatal, with the fix; an
+// overloaded, rate-limited, failing or unreachable API is transient; the
+// rest (say, the turn limit) is the run's own failure, err as it is.
+func outage(err error, status int, msg string, noLogin, unanswered bool, fix fixes) error {
+	fatal := func(hint string) error { return &InfraError{Err: fmt.Errorf("%w (%s)", err, hint), Fatal: true} }
 	switch {
-	case strings.Contains(msg, "Not logged in") || strings.Contains(msg, "/login"):
-		return &InfraError{Err: fmt.Errorf("%w (give it ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, or `login = user` to use your own login; see the README)", err), Fatal: true}
+	case noLogin:
+		return fatal(fix.login)
 	case status == 401 || status == 403:
-		return &InfraError{Err: fmt.Errorf("%w (check ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN or the login)", err), Fatal: true}
+		return fatal(fix.key)
 	case status == 404:
-		return &InfraError{Err: fmt.Errorf("%w (check run-model / proposer-model and ANTHROPIC_BASE_URL)", err), Fatal: true}
+		return fatal(fix.model)
 	case status == 429 && usageLimit(msg):
-		return &InfraError{Err: fmt.Errorf("%w (the account's usage limit: resume when it resets)", err), Fatal: true}
-	case transientStatus(status), status == 0 && (r.APIError != "" || r.Terminal == "api_error"):
+		return fatal("the account's usage limit: resume when it resets")
+	case transientStatus(status), status == 0 && unanswered:
 		return &InfraError{Err: err}
 	}
 	return err
@@ -284,27 +305,23 @@ func parseCodex(stdout []byte) (Result, error) {
 
 var codexStatus = regexp.MustCompile(`(?:unexpected status|last status:) (\d{3})`)
 
-// codexFailure classifies a failed Codex turn by its message, as
-// claudeFailure does for Claude.
+// codexFixes are what Codex's fatal outages tell the user to do.
+var codexFixes = fixes{
+	login: "check the provider's key variable, or `login = user` to use your own login; see the README",
+	key:   "check the provider's key variable, or `login = user` to use your own login; see the README",
+	model: "check run-model / proposer-model and the provider's base_url in config.toml",
+}
+
+// codexFailure classifies a failed Codex turn by its message (see outage),
+// which carries the API's status ("unexpected status 401 ...").
 func codexFailure(err error, msg string) error {
 	status := 0
 	if m := codexStatus.FindStringSubmatch(msg); m != nil {
 		status, _ = strconv.Atoi(m[1])
 	}
 	lower := strings.ToLower(msg)
-	switch {
-	case status == 401 || status == 403 || strings.Contains(msg, "Missing environment variable") || strings.Contains(lower, "not logged in"):
-		return &InfraError{Err: fmt.Errorf("%w (check the provider's key variable, or `login = user` to use your own login; see the README)", err), Fatal: true}
-	case status == 404:
-		return &InfraError{Err: fmt.Errorf("%w (check run-model / proposer-model and the provider's base_url in config.toml)", err), Fatal: true}
-	case status == 429 && usageLimit(msg):
-		return &InfraError{Err: fmt.Errorf("%w (the account's usage limit: resume when it resets)", err), Fatal: true}
-	case transientStatus(status):
-		return &InfraError{Err: err}
-	case status == 0 && networkFailure(lower):
-		return &InfraError{Err: err}
-	}
-	return err
+	noLogin := strings.Contains(msg, "Missing environment variable") || strings.Contains(lower, "not logged in")
+	return outage(err, status, msg, noLogin, networkFailure(lower), codexFixes)
 }
 
 func networkFailure(lower string) bool {
