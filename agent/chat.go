@@ -40,6 +40,13 @@ type InfraError struct {
 func (e *InfraError) Error() string { return e.Err.Error() }
 func (e *InfraError) Unwrap() error { return e.Err }
 
+// Transient reports whether err is an InfraError that may pass: worth
+// trying again after a while.
+func Transient(err error) bool {
+	var infra *InfraError
+	return errors.As(err, &infra) && !infra.Fatal
+}
+
 // chatPreamble introduces the skill to the model.
 const chatPreamble = "The skill below is installed for you. Follow its instructions to complete the user's task.\n\n"
 

@@ -169,30 +169,22 @@ func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash
 // fatal one (a refused key, no login) comes back as the InfraError that
 // stops the run.
 func (w *worker) propose(ctx context.Context, fb agent.Feedback) (agent.Rationale, error) {
-	wait := w.r.opts.Backoff
-	if wait <= 0 {
-		wait = rollout.DefaultBackoff
-	}
-	var spent agent.Rationale
-	for i := 1; ; i++ {
-		rat, err := w.proposeOnce(ctx, fb)
+	var rat, spent agent.Rationale
+	err := rollout.Retry(ctx, w.r.opts.Backoff, func(attempt int) error {
+		var err error
+		rat, err = w.proposeOnce(ctx, fb)
 		spent.Tokens, spent.Cost, spent.Unpriced = spent.Tokens+rat.Tokens, spent.Cost+rat.Cost, spent.Unpriced+rat.Unpriced
-		var infra *agent.InfraError
-		if !errors.As(err, &infra) || infra.Fatal || ctx.Err() != nil {
-			rat.Tokens, rat.Cost, rat.Unpriced = spent.Tokens, spent.Cost, spent.Unpriced
-			return rat, err
+		if agent.Transient(err) {
+			w.r.opts.Log.Debug("proposer could not run", "worker", w.id, "attempt", attempt, "err", err)
 		}
-		if i == rollout.Attempts {
-			return spent, fmt.Errorf("the proposer could not run (tried %d times): %w", i, infra.Err)
-		}
-		w.r.opts.Log.Debug("proposer could not run", "worker", w.id, "attempt", i, "err", err)
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return spent, ctx.Err()
-		}
-		wait *= 2
+		return err
+	})
+	rat.Tokens, rat.Cost, rat.Unpriced = spent.Tokens, spent.Cost, spent.Unpriced
+	var infra *agent.InfraError
+	if errors.As(err, &infra) && !infra.Fatal {
+		return rat, fmt.Errorf("the proposer could not run (tried %d times): %w", rollout.Attempts, infra.Err)
 	}
+	return rat, err
 }
 
 // proposeOnce runs the proposer once with a private control directory.

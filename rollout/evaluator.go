@@ -128,37 +128,48 @@ type erroredError struct{ err error }
 func (e *erroredError) Error() string { return e.err.Error() }
 
 // attempts runs a rollout until it gives a result, retrying infrastructure
-// failures with a doubling backoff.
+// failures (see Retry).
 func (e *Evaluator) attempts(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
-	wait := e.Backoff
+	var rec Record
+	err := Retry(ctx, e.Backoff, func(attempt int) error {
+		var err error
+		rec, err = e.once(ctx, libTree, t, repeat)
+		if agent.Transient(err) && e.Log != nil {
+			e.Log.Debug("rollout could not run", "task", t.ID, "repeat", repeat, "attempt", attempt, "err", err)
+		}
+		return err
+	})
+	switch {
+	case err == nil:
+		e.tally(nil)
+	case agent.Transient(err):
+		e.tally(err)
+		return Record{}, &erroredError{err}
+	}
+	return rec, err
+}
+
+// Retry calls try (with its attempt number, from 1) until it returns
+// anything but a transient agent.InfraError, Attempts times at most,
+// waiting wait (DefaultBackoff when 0) before the second call and twice as
+// long before each next. It returns try's last error, or the context's when
+// it ends during a wait. Rollouts and proposers share it.
+func Retry(ctx context.Context, wait time.Duration, try func(attempt int) error) error {
 	if wait <= 0 {
 		wait = DefaultBackoff
 	}
-	var last error
-	for i := 0; i < Attempts; i++ {
-		if i > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return Record{}, ctx.Err()
-			}
-			wait *= 2
+	for i := 1; ; i++ {
+		err := try(i)
+		if !agent.Transient(err) || i == Attempts {
+			return err
 		}
-		rec, err := e.once(ctx, libTree, t, repeat)
-		var infra *agent.InfraError
-		if !errors.As(err, &infra) || infra.Fatal {
-			if err == nil {
-				e.tally(nil)
-			}
-			return rec, err
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		last = err
-		if e.Log != nil {
-			e.Log.Debug("rollout could not run", "task", t.ID, "repeat", repeat, "attempt", i+1, "err", err)
-		}
+		wait *= 2
 	}
-	e.tally(last)
-	return Record{}, &erroredError{last}
 }
 
 // tally counts a rollout that gave a result (errored nil) or errored.
