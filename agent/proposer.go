@@ -93,6 +93,19 @@ type ExecProposer struct {
 
 // Propose implements Proposer.
 func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationale, error) {
+	if p.CLI != nil {
+		// The copy is made first, so that the feedback, the brief and
+		// DESCENT_SKILL_DIR all name the directory it works in.
+		scratch, err := os.MkdirTemp("", "descent-edit-")
+		if err != nil {
+			return Rationale{}, err
+		}
+		defer os.RemoveAll(scratch)
+		req.Feedback.SkillDir = filepath.Join(scratch, filepath.Base(req.SkillDir))
+		if err := mirror(req.SkillDir, req.Feedback.SkillDir); err != nil {
+			return Rationale{}, fmt.Errorf("copy the library for the proposer: %w", err)
+		}
+	}
 	failures := filepath.Join(req.Control, "failures.json")
 	rationale := filepath.Join(req.Control, "rationale.txt")
 	data, err := json.MarshalIndent(req.Feedback, "", "  ")
@@ -110,7 +123,7 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 	command, err := Expand(p.Command, map[string]string{
 		"failures_file":  failures,
 		"brief_file":     briefFile,
-		"skill_dir":      req.SkillDir,
+		"skill_dir":      req.Feedback.SkillDir,
 		"rationale_file": rationale,
 		"library":        req.Library,
 		"worktree":       req.Worktree,
@@ -120,7 +133,7 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 	}
 	set := map[string]string{
 		"DESCENT_FAILURES":       failures,
-		"DESCENT_SKILL_DIR":      req.SkillDir,
+		"DESCENT_SKILL_DIR":      req.Feedback.SkillDir,
 		"DESCENT_RATIONALE_FILE": rationale,
 		"DESCENT_LIBRARY":        req.Library,
 		"DESCENT_WORKER":         req.Worker,
@@ -141,30 +154,24 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 	if err != nil {
 		return Rationale{}, err
 	}
-	text := string(res.Stdout)
-	if data, err := os.ReadFile(rationale); err == nil && strings.TrimSpace(string(data)) != "" {
-		text = string(data)
-	}
-	return ParseRationale(text), nil
+	return readRationale(rationale, string(res.Stdout)), nil
 }
 
-// proposeCLI runs a CLI proposer in a copy of the library outside the
-// repository (see mirror) and carries its edits back. A tool call its
-// permission mode refused fails the proposal with the client's reason: the
-// edit it meant to make is missing.
+// readRationale parses the rationale file when the proposer wrote one, else
+// its own account (stdout, or a CLI agent's final message).
+func readRationale(file, fallback string) Rationale {
+	if data, err := os.ReadFile(file); err == nil && strings.TrimSpace(string(data)) != "" {
+		return ParseRationale(string(data))
+	}
+	return ParseRationale(fallback)
+}
+
+// proposeCLI runs a CLI proposer in its copy of the library outside the
+// repository (req.Feedback.SkillDir, see mirror) and carries its edits
+// back. A tool call its permission mode refused fails the proposal with the
+// client's reason: the edit it meant to make is missing.
 func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, command string, set map[string]string, brief string) (Rationale, error) {
-	scratch, err := os.MkdirTemp("", "descent-edit-")
-	if err != nil {
-		return Rationale{}, err
-	}
-	defer os.RemoveAll(scratch)
-	dir := filepath.Join(scratch, filepath.Base(req.SkillDir))
-	if err := mirror(req.SkillDir, dir); err != nil {
-		return Rationale{}, fmt.Errorf("copy the library for the proposer: %w", err)
-	}
-	// The brief names the directory it works in.
-	brief = strings.ReplaceAll(brief, req.SkillDir, dir)
-	set["DESCENT_SKILL_DIR"] = dir
+	dir := req.Feedback.SkillDir
 	if err := p.CLI.env(set, req.Control, p.Allow); err != nil {
 		return Rationale{}, err
 	}
@@ -193,11 +200,7 @@ func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, comma
 	if err := mirror(dir, req.SkillDir); err != nil {
 		return usage, fmt.Errorf("carry the proposer's edits into the worktree: %w", err)
 	}
-	text := r.Text
-	if data, err := os.ReadFile(set["DESCENT_RATIONALE_FILE"]); err == nil && strings.TrimSpace(string(data)) != "" {
-		text = string(data)
-	}
-	out := ParseRationale(text)
+	out := readRationale(set["DESCENT_RATIONALE_FILE"], r.Text)
 	out.Tokens, out.Cost, out.Unpriced = usage.Tokens, usage.Cost, usage.Unpriced
 	return out, nil
 }

@@ -160,13 +160,13 @@ func TestParseRationale(t *testing.T) {
 }
 
 // A CLI proposer works on a copy of the library outside the worktree (its
-// directory is never under .git), its edits come back, and the brief and
-// DESCENT_SKILL_DIR name the copy.
+// directory is never under .git), its edits come back, and the brief, the
+// feedback file and DESCENT_SKILL_DIR name the copy.
 func TestCLIProposerEditsACopy(t *testing.T) {
 	req := newProposeRequest(t)
 	p := &ExecProposer{
 		Command: `case "$PWD" in */.git/*) exit 9;; esac; [ "$DESCENT_SKILL_DIR" = "$PWD" ] || exit 8; ` +
-			`grep -q "files are in $PWD" || exit 7; echo v2 > SKILL.md; ` +
+			`grep -q "files are in $PWD" || exit 7; grep -q "\"skill_dir\": \"$PWD\"" "$DESCENT_FAILURES" || exit 6; echo v2 > SKILL.md; ` +
 			`printf '{"type":"result","subtype":"success","is_error":false,"result":"Subject\\n\\nBody","total_cost_usd":0.5,"usage":{"input_tokens":10,"output_tokens":2}}\n'`,
 		CLI: &CLI{Parse: parseClaude, ReportsCost: true, Home: "CLAUDE_CONFIG_DIR"},
 	}
