@@ -286,15 +286,16 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 		return nil, err
 	}
 	r.agent = "run: " + name
-	config, err := rollout.ConfigHash(lib, r.repo.Top())
-	if err != nil {
-		return nil, err
-	}
+	var agentConfig []string
 	if ex, ok := runner.(*agent.Exec); ok && ex.CLI != nil {
-		config = rollout.MixConfig(config, ex.CLI.Fingerprint())
+		agentConfig = append(agentConfig, ex.CLI.Fingerprint())
 		if note := ex.CLI.PriceNote(lib.Run); note != "" {
 			fmt.Fprintln(r.opts.Out, note)
 		}
+	}
+	config, err := rollout.ConfigHash(lib, r.repo.Top(), agentConfig...)
+	if err != nil {
+		return nil, err
 	}
 	cacheDir := CacheDir(r.repo, lib)
 	if r.opts.NoCache {

@@ -31,13 +31,16 @@ const maxScript = 1 << 20
 // first word of each when it is a script found on PATH (a file starting
 // with "#!"), and every file matched by the library's fingerprint globs
 // (relative to top). Editing the agent's own script therefore invalidates
-// its cached rollouts. A fingerprint glob that matches no file is an error.
-func ConfigHash(l *library.Library, top string) (string, error) {
+// its cached rollouts. agent are more parts that decide results, such as a
+// CLI agent's own settings (agent.CLI.Fingerprint). A fingerprint glob that
+// matches no file is an error.
+func ConfigHash(l *library.Library, top string, agent ...string) (string, error) {
 	p := l.Provider
 	h := sha256.New()
-	for _, part := range []string{cacheVersion, l.Run, l.Layout, l.LayoutDir(), l.Scorer, fmt.Sprint(l.Tolerance), l.ScoreCommand,
+	parts := []string{cacheVersion, l.Run, l.Layout, l.LayoutDir(), l.Scorer, fmt.Sprint(l.Tolerance), l.ScoreCommand,
 		strings.Join(l.Hide, "\x01"), l.Evals, strings.Join(l.Env, "\x01"), l.Timeout.String(),
-		p.BaseURL, p.ModelFor("run"), p.ModelFor("judge"), fmt.Sprint(p.ContextBudget, p.MaxTokens)} {
+		p.BaseURL, p.ModelFor("run"), p.ModelFor("judge"), fmt.Sprint(p.ContextBudget, p.MaxTokens)}
+	for _, part := range append(parts, agent...) {
 		fmt.Fprintf(h, "%d:%s\x00", len(part), part)
 	}
 	files, err := fingerprintFiles(l, top)
@@ -59,17 +62,6 @@ func ConfigHash(l *library.Library, top string) (string, error) {
 		h.Write(data)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// MixConfig returns a configuration hash that also covers parts, such as
-// a CLI agent's own settings (agent.CLI.Fingerprint).
-func MixConfig(config string, parts ...string) string {
-	h := sha256.New()
-	h.Write([]byte(config))
-	for _, p := range parts {
-		fmt.Fprintf(h, "\x00%d:%s", len(p), p)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // fingerprintFiles lists the files whose content ConfigHash covers, sorted.

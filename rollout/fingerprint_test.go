@@ -49,6 +49,14 @@ func TestConfigHashCoversTheFilesItRuns(t *testing.T) {
 	if hash() != first {
 		t.Fatal("the key is not stable")
 	}
+	// A CLI agent's own settings are part of the key.
+	withAgent, err := ConfigHash(lib, top, "model gpt-5.4\x00config.toml ...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := ConfigHash(lib, top, "model gpt-5.4\x00config.toml ..."); withAgent == first || again != withAgent {
+		t.Fatalf("agent settings: %s, %s, first %s", withAgent, again, first)
+	}
 	for _, edit := range []struct{ path, content string }{
 		{filepath.Join(top, "tools", "agent.py"), "print('v2')\n"},
 		{filepath.Join(top, "tools", "lib", "util.py"), "X = 2\n"},
