@@ -28,15 +28,18 @@ func NewMeter(maxTokens int64, maxCost float64, stop context.CancelCauseFunc) *M
 	return &Meter{maxTokens: maxTokens, maxCost: maxCost, stop: stop}
 }
 
-// Add records spending. Work already running when a limit is passed is
-// cancelled through the run's context; what it spent is still counted.
-func (m *Meter) Add(tokens int64, cost float64) {
+// Add records spending: tokens, their cost in USD, and how many of them
+// have no known cost (no price for the model; --max-cost cannot see them).
+// Work already running when a limit is passed is cancelled through the
+// run's context; what it spent is still counted.
+func (m *Meter) Add(tokens int64, cost float64, unpriced int64) {
 	if m == nil || tokens == 0 && cost == 0 {
 		return
 	}
 	m.mu.Lock()
 	m.tokens += tokens
 	m.cost += cost
+	m.unpriced += unpriced
 	var err *ExceededError
 	switch {
 	case m.over:
@@ -52,17 +55,6 @@ func (m *Meter) Add(tokens int64, cost float64) {
 	if err != nil && m.stop != nil {
 		m.stop(err)
 	}
-}
-
-// AddUnpriced records tokens (already counted by Add) whose cost is not
-// known: the model has no price. --max-cost cannot see them.
-func (m *Meter) AddUnpriced(tokens int64) {
-	if m == nil || tokens == 0 {
-		return
-	}
-	m.mu.Lock()
-	m.unpriced += tokens
-	m.mu.Unlock()
 }
 
 // Unpriced returns the tokens whose cost is unknown.

@@ -37,8 +37,7 @@ func (rp *repairer) Repair(ctx context.Context, s *merge.Submission, dev git.Has
 	fb := agent.Feedback{Library: lib.Name, SkillDir: filepath.Join(rp.wt.Dir, filepath.FromSlash(lib.Path)), Frozen: lib.Frozen,
 		Failures: []agent.Attempt{}, Passed: []agent.Attempt{}, Repair: brief}
 	rat, err := rp.w.propose(ctx, fb)
-	r.meter.Add(rat.Tokens, rat.Cost)
-	r.meter.AddUnpriced(rat.Unpriced)
+	r.meter.Add(rat.Tokens, rat.Cost, rat.Unpriced)
 	var infra *agent.InfraError
 	switch {
 	case errors.As(err, &infra) || ctx.Err() != nil:

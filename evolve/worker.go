@@ -95,8 +95,7 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 	}
 	w.passed = false
 	rat, err := w.propose(ctx, fb)
-	w.r.meter.Add(rat.Tokens, rat.Cost)
-	w.r.meter.AddUnpriced(rat.Unpriced)
+	w.r.meter.Add(rat.Tokens, rat.Cost, rat.Unpriced)
 	none := func(o ledger.Outcome, reason string) (*merge.Submission, *ledger.Decision, error) {
 		w.last = fmt.Sprintf("w%-3s %s: %s", w.id, o, reason)
 		return nil, &ledger.Decision{ID: fmt.Sprintf("r%d-w%s", round, w.id), Library: lib.Name, Worker: w.id,

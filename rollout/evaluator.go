@@ -205,8 +205,7 @@ func (e *Evaluator) once(ctx context.Context, libTree git.Hash, t eval.Task, rep
 	rec, err := e.run(ctx, libTree, t, repeat)
 	e.rollouts.Add(1)
 	e.nanos.Add(int64(time.Since(start)))
-	e.Meter.Add(rec.Tokens, rec.Cost)
-	e.Meter.AddUnpriced(rec.Unpriced)
+	e.Meter.Add(rec.Tokens, rec.Cost, rec.Unpriced)
 	if err != nil {
 		return Record{}, err
 	}
