@@ -54,3 +54,7 @@ func writeString(h hash.Hash, s string) {
 func writeLength(h hash.Hash, n int) {
 	h.Write(binary.BigEndian.AppendUint64(nil, uint64(n)))
 }
+
+// Solved is the reward at which a task counts as passed: a rollout that
+// scores it needs no proposal, and the gate counts it as a pass.
+const Solved = 0.999

@@ -18,11 +18,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
-	"github.com/git-descent/git-descent/merge"
 )
 
 // Options configure a run. Zero values take the defaults documented on the
@@ -156,30 +156,42 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-// run runs the rounds and the closing measurement. A --max-time stop is a
-// normal end (the sealed test split is then not scored: that would run past
-// the limit); an interrupt is an error. Either way every ref is whole and
-// undecided proposals wait on their worker branches for the next run.
+// run runs the rounds and the closing measurement. A --max-time or budget
+// stop is a normal end (the sealed test split is then not scored: that
+// would run past the limit), also while the test split is being scored; an
+// interrupt is an error. Either way every ref is whole and undecided
+// proposals are decided by the next run.
 func (r *runner) run(ctx context.Context) (*Summary, error) {
 	sum := r.summary
 	sum.Stop = "rounds"
 	err := r.rounds(ctx)
+	if err == nil {
+		err = r.finish(ctx, true)
+	}
+	if stop := r.stopped(ctx, err); stop != "" {
+		sum.Stop = stop
+		sum.TestScored = false
+		return sum, r.finish(context.WithoutCancel(ctx), false)
+	}
+	if errors.Is(err, context.Canceled) {
+		return sum, fmt.Errorf("interrupted; proposals not yet decided are decided by the next run: %w", err)
+	}
+	return sum, err
+}
+
+// stopped says why a run that ended with err was stopped by a limit
+// (max-time, max-tokens, max-cost), having said so, or "" when it was not.
+func (r *runner) stopped(ctx context.Context, err error) string {
 	var over *budget.ExceededError
 	switch {
 	case err != nil && errors.As(context.Cause(ctx), &over):
-		sum.Stop = "max-" + over.What
 		fmt.Fprintf(r.opts.Out, "stopped: %s; proposals not yet decided are decided by the next run\n", over)
-		return sum, r.finish(context.WithoutCancel(ctx), false)
+		return "max-" + over.What
 	case r.opts.MaxTime > 0 && errors.Is(err, context.DeadlineExceeded):
-		sum.Stop = "max-time"
 		fmt.Fprintf(r.opts.Out, "stopped: --max-time %s reached; proposals not yet decided are decided by the next run\n", r.opts.MaxTime)
-		return sum, r.finish(context.WithoutCancel(ctx), false)
-	case errors.Is(err, context.Canceled):
-		return sum, fmt.Errorf("interrupted; proposals not yet decided are decided by the next run: %w", err)
-	case err != nil:
-		return sum, err
+		return "max-time"
 	}
-	return sum, r.finish(context.WithoutCancel(ctx), true)
+	return ""
 }
 
 // rounds measures the baseline, then runs rounds until --rounds or
@@ -189,19 +201,17 @@ func (r *runner) rounds(ctx context.Context) error {
 	if err := r.baseline(ctx); err != nil {
 		return err
 	}
-	pending, err := r.pending(ctx)
-	if err != nil {
+	if err := r.queuePending(ctx); err != nil {
 		return err
 	}
 	for round := 1; round <= r.opts.Rounds; round++ {
 		if r.opts.Target > 0 && sum.Final >= r.opts.Target {
 			break
 		}
-		res, err := r.round(ctx, pending)
+		res, err := r.round(ctx)
 		if err != nil {
 			return err
 		}
-		pending = nil
 		r.account(res)
 	}
 	if r.opts.Target > 0 && sum.Final >= r.opts.Target {
@@ -211,13 +221,13 @@ func (r *runner) rounds(ctx context.Context) error {
 }
 
 // round runs every worker on the same dev snapshot, then one aggregation.
-func (r *runner) round(ctx context.Context, pending []*merge.Submission) (*merge.RoundResult, error) {
+func (r *runner) round(ctx context.Context) (*aggregate.RoundResult, error) {
 	dev, err := r.repo.ResolveRef(ctx, r.refs.Dev())
 	if err != nil {
 		return nil, err
 	}
 	type result struct {
-		sub *merge.Submission
+		sub *aggregate.Submission
 		dec *ledger.Decision
 		err error
 	}
@@ -242,7 +252,7 @@ func (r *runner) round(ctx context.Context, pending []*merge.Submission) (*merge
 	if err := firstError(ctx, results, func(x result) error { return x.err }); err != nil {
 		return nil, err
 	}
-	subs := append([]*merge.Submission(nil), pending...)
+	var subs []*aggregate.Submission
 	var others []ledger.Decision
 	for _, res := range results {
 		if res.sub != nil {
@@ -301,7 +311,7 @@ func quietLines(ws []*worker) []string {
 }
 
 // account adds a round's outcome to the summary.
-func (r *runner) account(res *merge.RoundResult) {
+func (r *runner) account(res *aggregate.RoundResult) {
 	s := r.summary
 	s.Rounds++
 	for _, d := range res.Decisions {

@@ -24,7 +24,7 @@ type oracle struct {
 	exe  string
 }
 
-// Check implements merge.Oracle: "" when the command exits 0, else the
+// Check implements aggregate.Oracle: "" when the command exits 0, else the
 // tail of what it printed.
 func (o *oracle) Check(ctx context.Context, cand, dev git.Hash) (string, error) {
 	ws, err := sandbox.NewWorkspace("", "descent-oracle-")

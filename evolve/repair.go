@@ -2,29 +2,27 @@ package evolve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/internal/git"
-	"github.com/git-descent/git-descent/materialize"
-	"github.com/git-descent/git-descent/merge"
+	"github.com/git-descent/git-descent/ledger"
 )
 
 // repairer re-makes stale or conflicting proposals on the current dev
 // (the reflective staleness policy) with the library's proposer, in a
 // worktree of its own. The aggregator calls it from one goroutine.
 type repairer struct {
-	r  *runner
-	wt *git.Worktree
-	w  *worker // runs the proposer and the rollouts the same way workers do
+	r *runner
+	seat
 }
 
-// Repair implements merge.Repairer.
-func (rp *repairer) Repair(ctx context.Context, s *merge.Submission, dev git.Hash) (*merge.Submission, error) {
+// Repair implements aggregate.Repairer.
+func (rp *repairer) Repair(ctx context.Context, s *aggregate.Submission, dev git.Hash) (*aggregate.Submission, error) {
 	start := time.Now()
 	r, lib, p := rp.r, rp.r.lib, s.Proposal
 	if err := rp.wt.Reset(ctx, dev); err != nil {
@@ -36,28 +34,18 @@ func (rp *repairer) Repair(ctx context.Context, s *merge.Submission, dev git.Has
 	}
 	fb := agent.Feedback{Library: lib.Name, SkillDir: filepath.Join(rp.wt.Dir, filepath.FromSlash(lib.Path)), Frozen: lib.Frozen,
 		Failures: []agent.Attempt{}, Passed: []agent.Attempt{}, Repair: brief}
-	rat, err := rp.w.propose(ctx, fb)
-	r.meter.Add(rat.Tokens, rat.Cost, rat.Unpriced)
-	var infra *agent.InfraError
+	m, err := r.proposeEdit(ctx, &rp.seat, dev, fb)
 	switch {
-	case errors.As(err, &infra) || ctx.Err() != nil:
-		return nil, err
-	case err != nil:
-		r.opts.Log.Warn("repair failed; counted as declined", "proposal", p.Commit.Short(), "err", err)
-		return nil, nil
-	}
-	edit, err := materialize.Capture(ctx, rp.wt, lib, dev)
-	var invalid *materialize.InvalidEditError
-	switch {
-	case errors.Is(err, materialize.ErrNoChange):
-		return nil, nil
-	case errors.As(err, &invalid):
-		r.opts.Log.Warn("repair made an invalid edit; counted as declined", "proposal", p.Commit.Short(), "err", invalid)
-		return nil, nil
 	case err != nil:
 		return nil, err
+	case m.outcome == ledger.NoChange:
+		return nil, nil
+	case m.outcome != "":
+		r.opts.Log.Warn("repair made no usable edit; counted as declined", "proposal", p.Commit.Short(), "outcome", m.outcome, "reason", m.reason)
+		return nil, nil
 	}
-	tasks := rp.w.tasksByID(p.Tasks)
+	edit, rat := m.edit, m.rat
+	tasks := r.trainTasks(p.Tasks)
 	devLib, err := r.repo.TreeOf(ctx, dev, lib.Path)
 	if err != nil {
 		return nil, err
@@ -75,7 +63,7 @@ func (rp *repairer) Repair(ctx context.Context, s *merge.Submission, dev git.Has
 
 // brief collects what the proposer needs to re-make a proposal: its own
 // change, and the commits and changes that reached dev since its base.
-func (rp *repairer) brief(ctx context.Context, s *merge.Submission, dev git.Hash) (*agent.Repair, error) {
+func (rp *repairer) brief(ctx context.Context, s *aggregate.Submission, dev git.Hash) (*agent.Repair, error) {
 	repo, lib, p := rp.r.repo, rp.r.lib, s.Proposal
 	var paths []string
 	for _, rel := range s.Paths {

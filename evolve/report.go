@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-descent/git-descent/accept"
+	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
-	"github.com/git-descent/git-descent/merge"
 	"github.com/git-descent/git-descent/rollout"
 )
 
@@ -103,51 +104,28 @@ func allFailed(recs []rollout.Record) error {
 	return fmt.Errorf("every rollout failed; first error: %s (check library run command and its environment)", first)
 }
 
-// pending finds proposals on worker branches that no decision covers (a run
-// stopped between proposing and deciding) and resubmits them.
-func (r *runner) pending(ctx context.Context) ([]*merge.Submission, error) {
-	refs, err := r.repo.ListRefs(ctx, r.refs.WorkerPrefix())
-	if err != nil {
-		return nil, err
-	}
+// queuePending queues, in the journal, the proposals on worker branches
+// that no decision covers (a run stopped between proposing and deciding),
+// before any worker can replace them: the first round decides them.
+func (r *runner) queuePending(ctx context.Context) error {
 	j := ledger.OpenJournal(r.repo, r.lib.Name)
-	decided, err := j.Decisions(ctx)
+	head, err := j.Head(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	seen := map[string]bool{}
-	for _, d := range decided {
-		seen[string(d.Proposal)] = true
+	ps, err := j.Undecided(ctx, head)
+	if err != nil || len(ps) == 0 {
+		return err
 	}
-	var subs []*merge.Submission
-	for _, ref := range refs {
-		if seen[string(ref.Hash)] {
-			continue
-		}
-		p, err := ledger.ReadProposal(ctx, r.repo, ref.Hash)
-		if err != nil || p.Library != r.lib.Name {
-			continue
-		}
-		paths, err := r.repo.ChangedPaths(ctx, p.Base, p.Commit)
-		if err != nil {
-			return nil, err
-		}
-		var rel []string
-		for _, path := range paths {
-			if x, ok := r.lib.Rel(path); ok {
-				rel = append(rel, x)
-			}
-		}
-		subs = append(subs, &merge.Submission{Proposal: p, Paths: rel})
+	if _, err := j.Queue(context.WithoutCancel(ctx), head, ps); err != nil {
+		return fmt.Errorf("queue undecided proposals of %s: %w", r.lib.Name, err)
 	}
-	if len(subs) > 0 {
-		fmt.Fprintf(r.opts.Out, "resuming: %d proposals from an earlier run await a decision\n", len(subs))
-	}
-	return subs, nil
+	fmt.Fprintf(r.opts.Out, "resuming: %s from an earlier run await a decision\n", plural(len(ps), "proposal"))
+	return nil
 }
 
 // report prints one round.
-func (r *runner) report(res *merge.RoundResult, quiet []string) {
+func (r *runner) report(res *aggregate.RoundResult, quiet []string) {
 	out := r.opts.Out
 	n := 0
 	for _, d := range res.Decisions {
@@ -255,7 +233,7 @@ type Interval struct {
 }
 
 // lift is the paired per-task gain of a over b with its 95% interval (see
-// merge.LiftInterval: always within what is possible), over the tasks
+// accept.LiftInterval: always within what is possible), over the tasks
 // neither rollout errored on; nil with fewer than two such tasks.
 func lift(ra, rb []rollout.Record) *Interval {
 	var a, b []float64
@@ -271,7 +249,7 @@ func lift(ra, rb []rollout.Record) *Interval {
 	for i := range a {
 		m += a[i] - b[i]
 	}
-	lo, hi := merge.LiftInterval(a, b, 0.95)
+	lo, hi := accept.LiftInterval(a, b, 0.95)
 	return &Interval{Mean: m / float64(len(a)), Lo: lo, Hi: hi}
 }
 

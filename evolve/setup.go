@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/hooks"
@@ -17,7 +18,6 @@ import (
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 	"github.com/git-descent/git-descent/materialize"
-	"github.com/git-descent/git-descent/merge"
 	"github.com/git-descent/git-descent/rollout"
 	"github.com/git-descent/git-descent/sandbox"
 )
@@ -31,7 +31,7 @@ type runner struct {
 	refs    ledger.Refs
 	splits  map[eval.Split][]eval.Task
 	eval    *rollout.Evaluator
-	agg     *merge.Aggregator
+	agg     *aggregate.Aggregator
 	workers []*worker
 	summary *Summary
 	roundNo int // the last aggregator round recorded in the journal
@@ -105,7 +105,7 @@ func (r *runner) newAggregator(ctx context.Context) error {
 	if r.eval, err = r.newEvaluator(ctx); err != nil {
 		return err
 	}
-	r.agg = merge.NewAggregator(r.repo, r.lib, r.validation(), scorer{r.eval}, r.opts.Log)
+	r.agg = aggregate.NewAggregator(r.repo, r.lib, r.validation(), scorer{r.eval}, r.opts.Log)
 	r.agg.Meter = r.meter
 	r.agg.Test = r.splits[eval.Test]
 	r.agg.Jobs = r.opts.Jobs
@@ -236,23 +236,16 @@ func loadSplits(repo *git.Repo, lib *library.Library) (map[eval.Split][]eval.Tas
 // ensureRefs creates dev and stable at HEAD on the first run and returns
 // dev. Later runs resume from the refs as they are.
 func (r *runner) ensureRefs(ctx context.Context, head git.Hash) (git.Hash, error) {
-	dev, err := r.repo.ResolveRef(ctx, r.refs.Dev())
-	if errors.Is(err, git.ErrRefNotFound) {
-		if err := r.repo.SetRef(ctx, git.SetRefRequest{Ref: r.refs.Dev(), Hash: head, Reason: "git-descent: start dev"}); err != nil {
-			return "", err
-		}
-		fmt.Fprintf(r.opts.Out, "created %s at HEAD (%s)\n", ledger.Short(r.refs.Dev()), head.Short())
-		dev = head
-	} else if err != nil {
+	dev, created, err := ledger.Start(ctx, r.repo, r.lib.Name, head)
+	if err != nil {
 		return "", err
 	}
-	if _, err := r.repo.ResolveRef(ctx, r.refs.Stable()); errors.Is(err, git.ErrRefNotFound) {
-		if err := r.repo.SetRef(ctx, git.SetRefRequest{Ref: r.refs.Stable(), Hash: dev, Reason: "git-descent: start stable"}); err != nil {
-			return "", err
+	for _, ref := range created {
+		if ref == r.refs.Dev() {
+			fmt.Fprintf(r.opts.Out, "created %s at HEAD (%s)\n", ledger.Short(ref), head.Short())
+		} else {
+			fmt.Fprintf(r.opts.Out, "created %s at %s\n", ledger.Short(ref), dev.Short())
 		}
-		fmt.Fprintf(r.opts.Out, "created %s at %s\n", ledger.Short(r.refs.Stable()), dev.Short())
-	} else if err != nil {
-		return "", err
 	}
 	if _, err := r.repo.TreeOf(ctx, dev, r.lib.Path); err != nil {
 		return "", fmt.Errorf("%s has no %s: %w (delete the ref to start over from HEAD)", ledger.Short(r.refs.Dev()), r.lib.Path, err)
@@ -330,9 +323,9 @@ func usesJudge(parts []eval.Part) bool {
 // version on a task, and what it spent if it was fresh.
 type scorer struct{ e *rollout.Evaluator }
 
-func (s scorer) Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (merge.Outcome, error) {
+func (s scorer) Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (aggregate.Outcome, error) {
 	rec, err := s.e.RolloutRepeat(ctx, libTree, t, repeat)
-	out := merge.Outcome{Reward: rec.Reward, Errored: rec.Errored}
+	out := aggregate.Outcome{Reward: rec.Reward, Errored: rec.Errored}
 	if !rec.Cached {
 		out.Tokens, out.Cost, out.Unpriced = rec.Tokens, rec.Cost, rec.Unpriced
 	}
@@ -357,14 +350,14 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 		if err != nil {
 			return err
 		}
-		r.workers = append(r.workers, &worker{id: id, index: i - 1, r: r, wt: wt, proposer: proposer, train: order})
+		r.workers = append(r.workers, &worker{seat: seat{id: id, wt: wt, proposer: proposer}, index: i - 1, r: r, train: order})
 	}
 	if r.lib.Staleness == library.StalenessReflective {
 		wt, err := r.repo.AddWorktree(ctx, materialize.WorkerDir(r.repo, r.lib, "repair"), dev, []string{r.lib.Path})
 		if err != nil {
 			return err
 		}
-		r.agg.Repairer = &repairer{r: r, wt: wt, w: &worker{id: "repair", r: r, wt: wt, proposer: proposer, train: order}}
+		r.agg.Repairer = &repairer{r: r, seat: seat{id: "repair", wt: wt, proposer: proposer}}
 	}
 	return nil
 }

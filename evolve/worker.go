@@ -3,34 +3,27 @@ package evolve
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/git-descent/git-descent/agent"
+	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/materialize"
-	"github.com/git-descent/git-descent/merge"
 	"github.com/git-descent/git-descent/rollout"
 )
-
-// solved is the reward at which a rollout needs no proposal.
-const solved = 0.999
 
 // worker turns a dev snapshot into at most one proposal per round. It owns
 // its worktree; step is never called concurrently on one worker.
 type worker struct {
-	id       string
+	seat
 	index    int // 0-based position among the workers
 	r        *runner
-	wt       *git.Worktree
-	proposer agent.Proposer
 	train    []eval.Task // all train tasks, in the run's fixed order
 	last     string      // the report line of the last step, if it made no proposal
 	passed   bool        // the last step's minibatch passed entirely
@@ -68,7 +61,7 @@ func (w *worker) minibatch(round int) []eval.Task {
 // and commits a valid edit as a proposal on the worker's branch. It returns
 // the submission, or a decision when the proposer produced nothing usable,
 // or neither when every task already passes.
-func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Submission, *ledger.Decision, error) {
+func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*aggregate.Submission, *ledger.Decision, error) {
 	start := time.Now()
 	dev = w.refresh(dev, round)
 	lib := w.r.lib
@@ -94,33 +87,16 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 		return nil, nil, nil
 	}
 	w.passed = false
-	rat, err := w.propose(ctx, fb)
-	w.r.meter.Add(rat.Tokens, rat.Cost, rat.Unpriced)
-	none := func(o ledger.Outcome, reason string) (*merge.Submission, *ledger.Decision, error) {
-		w.last = fmt.Sprintf("w%-3s %s: %s", w.id, o, reason)
-		return nil, &ledger.Decision{ID: fmt.Sprintf("r%d-w%s", round, w.id), Library: lib.Name, Worker: w.id,
-			Round: round, Outcome: o, Reason: reason, Base: dev, Train: [2]float64{rollout.Mean(before), 0}}, nil
-	}
-	if ctx.Err() != nil {
-		return nil, nil, ctx.Err()
-	}
-	var infra *agent.InfraError
-	if errors.As(err, &infra) {
-		return nil, nil, fmt.Errorf("proposer of worker %s: %w", w.id, err)
-	}
+	m, err := w.r.proposeEdit(ctx, &w.seat, dev, fb)
 	if err != nil {
-		return none(ledger.ProposerFailed, err.Error())
-	}
-	edit, err := materialize.Capture(ctx, w.wt, lib, dev)
-	var invalid *materialize.InvalidEditError
-	switch {
-	case errors.Is(err, materialize.ErrNoChange):
-		return none(ledger.NoChange, "the proposer changed nothing in the library")
-	case errors.As(err, &invalid):
-		return none(ledger.Invalid, invalid.Error())
-	case err != nil:
 		return nil, nil, err
 	}
+	if m.outcome != "" {
+		w.last = fmt.Sprintf("w%-3s %s: %s", w.id, m.outcome, m.reason)
+		return nil, &ledger.Decision{ID: fmt.Sprintf("r%d-w%s", round, w.id), Library: lib.Name, Worker: w.id,
+			Round: round, Outcome: m.outcome, Reason: m.reason, Base: dev, Train: [2]float64{rollout.Mean(before), 0}}, nil
+	}
+	edit, rat := m.edit, m.rat
 	if rat.Subject == "" {
 		rat.Subject = fmt.Sprintf("Edit %s after %d failed tasks", strings.Join(edit.Paths, ", "), len(fb.Failures))
 	}
@@ -135,7 +111,7 @@ func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*merge.Subm
 // commitProposal re-runs tasks with the edit applied and commits the edit
 // as worker's proposal on dev, with its evidence: the tasks' rewards
 // before (on dev) and after, and what they and the proposer spent.
-func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash, edit materialize.Edit, tasks []eval.Task, before []rollout.Record, rat agent.Rationale, start time.Time) (*merge.Submission, error) {
+func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash, edit materialize.Edit, tasks []eval.Task, before []rollout.Record, rat agent.Rationale, start time.Time) (*aggregate.Submission, error) {
 	newLib, err := r.repo.TreeOf(ctx, edit.Tree, r.lib.Path)
 	if err != nil {
 		return nil, err
@@ -158,48 +134,7 @@ func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash
 	if err := ledger.WriteProposal(context.WithoutCancel(ctx), r.repo, p, edit.Tree); err != nil {
 		return nil, err
 	}
-	return &merge.Submission{Proposal: p, Paths: edit.Paths}, nil
-}
-
-// propose runs the proposer. One that fails for infrastructure reasons
-// that may pass (an overloaded or unreachable endpoint) is retried with a
-// doubling backoff, rollout.Attempts times in all; then the last failure
-// comes back as a plain error (the proposal failed, the run goes on). A
-// fatal one (a refused key, no login) comes back as the InfraError that
-// stops the run.
-func (w *worker) propose(ctx context.Context, fb agent.Feedback) (agent.Rationale, error) {
-	var rat, spent agent.Rationale
-	err := rollout.Retry(ctx, w.r.opts.Backoff, func(attempt int) error {
-		var err error
-		rat, err = w.proposeOnce(ctx, fb)
-		spent.Tokens, spent.Cost, spent.Unpriced = spent.Tokens+rat.Tokens, spent.Cost+rat.Cost, spent.Unpriced+rat.Unpriced
-		if agent.Transient(err) {
-			w.r.opts.Log.Debug("proposer could not run", "worker", w.id, "attempt", attempt, "err", err)
-		}
-		return err
-	})
-	rat.Tokens, rat.Cost, rat.Unpriced = spent.Tokens, spent.Cost, spent.Unpriced
-	var infra *agent.InfraError
-	if errors.As(err, &infra) && !infra.Fatal {
-		return rat, fmt.Errorf("the proposer could not run (tried %d times): %w", rollout.Attempts, infra.Err)
-	}
-	return rat, err
-}
-
-// proposeOnce runs the proposer once with a private control directory.
-func (w *worker) proposeOnce(ctx context.Context, fb agent.Feedback) (agent.Rationale, error) {
-	tmp := filepath.Join(w.r.repo.DescentDir(), "tmp")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return agent.Rationale{}, err
-	}
-	control, err := os.MkdirTemp(tmp, "propose-")
-	if err != nil {
-		return agent.Rationale{}, err
-	}
-	defer os.RemoveAll(control)
-	return w.proposer.Propose(ctx, agent.ProposeRequest{
-		Library: w.r.lib.Name, Worker: w.id, Worktree: w.wt.Dir, SkillDir: fb.SkillDir, Feedback: fb, Control: control,
-	})
+	return &aggregate.Submission{Proposal: p, Paths: edit.Paths}, nil
 }
 
 // feedback sorts a minibatch's rollouts into failures and passes; rollouts
@@ -212,7 +147,7 @@ func feedback(lib, skillDir string, frozen []string, tasks []eval.Task, recs []r
 		}
 		a := agent.Attempt{TaskID: t.ID, Prompt: t.Prompt, Output: recs[i].Output, Expected: t.Expected,
 			Expectations: t.Expectations, Score: recs[i].Reward, Error: recs[i].Error}
-		if recs[i].Reward >= solved {
+		if recs[i].Reward >= eval.Solved {
 			fb.Passed = append(fb.Passed, a)
 		} else {
 			fb.Failures = append(fb.Failures, a)
@@ -257,19 +192,5 @@ func shuffled(tasks []eval.Task, seed string) []eval.Task {
 		return string(h[:])
 	}
 	sort.SliceStable(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
-	return out
-}
-
-// tasksByID finds train tasks by id, skipping unknown ones.
-func (w *worker) tasksByID(ids []string) []eval.Task {
-	var out []eval.Task
-	for _, id := range ids {
-		for _, t := range w.train {
-			if t.ID == id {
-				out = append(out, t)
-				break
-			}
-		}
-	}
 	return out
 }

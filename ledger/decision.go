@@ -145,6 +145,7 @@ type Decision struct {
 	Attempts   int      `json:"attempts,omitempty"`    // rounds it has been re-filed so far
 	RepairedAs git.Hash `json:"repaired_as,omitempty"` // the proposal its repair became
 	Oracle     string   `json:"oracle,omitempty"`      // the oracle's verdict for L1 changes
+	Seconds    float64  `json:"seconds,omitempty"`     // the worker's wall time making it (kept here, not in the commit)
 }
 
 // Note renders the decision as the text of a git note on the proposal.

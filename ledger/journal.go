@@ -128,12 +128,13 @@ type Promotion struct {
 // worker branch moves on.
 type Journal struct {
 	repo *git.Repo
+	refs Refs
 	ref  string
 }
 
 // OpenJournal returns the journal of a library.
 func OpenJournal(repo *git.Repo, library string) *Journal {
-	return &Journal{repo: repo, ref: Refs{library}.Journal()}
+	return &Journal{repo: repo, refs: Refs{library}, ref: Refs{library}.Journal()}
 }
 
 // JournalHead is the journal as read at one moment: its commit (zero when
@@ -160,12 +161,96 @@ func (j *Journal) Head(ctx context.Context) (JournalHead, error) {
 	return h, nil
 }
 
-// Record writes state and decisions as a new journal commit on top of
-// head.Commit (compare-and-swap: a *git.RefChangedError when the journal
-// moved), then notes each decided proposal. The decided proposals, and any
-// commits in keep, become parents of the journal commit: they stay
-// reachable for good.
-func (j *Journal) Record(ctx context.Context, head JournalHead, state State, ds []Decision, message string, keep ...git.Hash) (git.Hash, error) {
+// Move is a compare-and-swap of dev or stable that a journal record makes
+// in the same transaction.
+type Move struct {
+	Ref      string
+	From, To git.Hash // From zero: the ref must not exist yet
+}
+
+// Entry is one record in the journal: the state after it, the decisions it
+// makes, the refs it moves, and commits to keep reachable.
+type Entry struct {
+	State     State
+	Decisions []Decision
+	Message   string // the journal commit's message
+	Moves     []Move
+	// Keep are commits that become parents of the journal commit, with
+	// every decided proposal: they stay reachable for good.
+	Keep []git.Hash
+}
+
+// Record writes e as a new journal commit on top of head.Commit, a note on
+// each decided proposal, and e.Moves, as one transaction: the journal, the
+// notes and the moved refs all change or none does, whatever instant the
+// process dies. A journal or a moved ref that no longer has the value the
+// caller read is a *git.RefChangedError naming it; the notes ref, shared by
+// every library, is re-read and retried. It returns the journal's new head.
+func (j *Journal) Record(ctx context.Context, head JournalHead, e Entry) (JournalHead, error) {
+	c, err := j.commit(ctx, head, e)
+	if err != nil {
+		return JournalHead{}, fmt.Errorf("record journal: %w", err)
+	}
+	edits, err := noteEdits(ctx, j.repo, e.Decisions)
+	if err != nil {
+		return JournalHead{}, err
+	}
+	reason, _, _ := strings.Cut(e.Message, "\n")
+	const attempts = 5
+	for i := 1; ; i++ {
+		ups := []git.RefUpdate{{Ref: j.ref, Hash: c, OldHash: head.Commit}}
+		for _, m := range e.Moves {
+			ups = append(ups, git.RefUpdate{Ref: m.Ref, Hash: m.To, OldHash: m.From})
+		}
+		notes, ok, err := notesCommit(ctx, j.repo, edits)
+		if err != nil {
+			return JournalHead{}, fmt.Errorf("write notes to %s: %w", NotesRef, err)
+		}
+		if ok {
+			ups = append(ups, notes)
+		}
+		err = j.repo.UpdateRefs(ctx, git.UpdateRefsRequest{Updates: ups, Reason: "git-descent: " + reason})
+		var lost *git.RefChangedError
+		if err == nil {
+			return JournalHead{Commit: c, State: e.State}, nil
+		} else if !errors.As(err, &lost) {
+			return JournalHead{}, err
+		}
+		moved, err := firstMoved(ctx, j.repo, ups)
+		if err != nil {
+			return JournalHead{}, err
+		}
+		if moved != nil && moved.Ref != NotesRef {
+			return JournalHead{}, &git.RefChangedError{Ref: moved.Ref, Expected: moved.OldHash, Stderr: lost.Stderr}
+		}
+		if i == attempts {
+			return JournalHead{}, fmt.Errorf("record journal: gave up after %d attempts: %w", attempts, err)
+		}
+	}
+}
+
+// firstMoved returns the first update whose ref no longer holds its
+// expected old value, or nil when all still do (the transaction lost to a
+// lock held for a moment).
+func firstMoved(ctx context.Context, repo *git.Repo, ups []git.RefUpdate) (*git.RefUpdate, error) {
+	for i := range ups {
+		now, err := resolveOrZero(ctx, repo, ups[i].Ref)
+		if err != nil {
+			return nil, err
+		}
+		old := ups[i].OldHash
+		if old == "" {
+			old = git.ZeroHash
+		}
+		if now != old {
+			return &ups[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// commit writes the journal commit of e on top of head.
+func (j *Journal) commit(ctx context.Context, head JournalHead, e Entry) (git.Hash, error) {
 	var edits []git.TreeEdit
 	add := func(p string, v any) error {
 		data, err := json.MarshalIndent(v, "", "  ")
@@ -179,28 +264,29 @@ func (j *Journal) Record(ctx context.Context, head JournalHead, state State, ds 
 		edits = append(edits, git.TreeEdit{Path: p, Hash: h})
 		return nil
 	}
-	if err := add("state.json", state); err != nil {
-		return "", fmt.Errorf("record journal: %w", err)
+	if err := add("state.json", e.State); err != nil {
+		return "", err
 	}
 	parents := []git.Hash{}
 	if !head.Commit.IsZero() {
 		parents = append(parents, head.Commit)
 	}
 	seen := map[git.Hash]bool{}
-	for _, k := range keep {
-		if !seen[k] {
-			seen[k] = true
-			parents = append(parents, k)
+	keep := func(c git.Hash) {
+		if !c.IsZero() && !seen[c] {
+			seen[c] = true
+			parents = append(parents, c)
 		}
 	}
-	for i := range ds {
-		if err := add(decisionPath(&ds[i]), &ds[i]); err != nil {
-			return "", fmt.Errorf("record journal: %w", err)
+	for _, k := range e.Keep {
+		keep(k)
+	}
+	for i := range e.Decisions {
+		if err := add(decisionPath(&e.Decisions[i]), &e.Decisions[i]); err != nil {
+			return "", err
 		}
-		if p := ds[i].Proposal; !p.IsZero() && !seen[p] {
-			seen[p] = true
-			parents = append(parents, p)
-		}
+		keep(e.Decisions[i].Proposal)
+		keep(e.Decisions[i].RepairedAs) // queued until decided
 	}
 	var base git.Hash
 	if !head.Commit.IsZero() {
@@ -211,16 +297,9 @@ func (j *Journal) Record(ctx context.Context, head JournalHead, state State, ds 
 	}
 	tree, err := j.repo.EditTree(ctx, base, edits)
 	if err != nil {
-		return "", fmt.Errorf("record journal: %w", err)
-	}
-	c, err := j.repo.CommitTree(ctx, git.CommitTreeRequest{Tree: tree, Parents: parents, Message: message})
-	if err != nil {
-		return "", fmt.Errorf("record journal: %w", err)
-	}
-	if err := j.repo.SetRef(ctx, git.SetRefRequest{Ref: j.ref, Hash: c, OldHash: head.Commit, Reason: "git-descent: " + message}); err != nil {
 		return "", err
 	}
-	return c, writeNotes(ctx, j.repo, ds)
+	return j.repo.CommitTree(ctx, git.CommitTreeRequest{Tree: tree, Parents: parents, Message: e.Message})
 }
 
 func decisionPath(d *Decision) string {

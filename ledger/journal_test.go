@@ -70,10 +70,11 @@ func TestJournalRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1, err := j.Record(ctx, head0, state1, round1, "round 1\n")
+	rec1, err := j.Record(ctx, head0, Entry{State: state1, Decisions: round1, Message: "round 1\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c1 := rec1.Commit
 	if got := resolve(t, ctx, repo, ref); got != c1 {
 		t.Fatalf("%s = %s, want %s", ref, got, c1)
 	}
@@ -130,10 +131,11 @@ func TestJournalRecord(t *testing.T) {
 	}
 	state2 := state1
 	state2.Round = 2
-	c2, err := j.Record(ctx, head1, state2, round2, "round 2\n")
+	rec2, err := j.Record(ctx, head1, Entry{State: state2, Decisions: round2, Message: "round 2\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c2 := rec2.Commit
 	ps2, err := repo.Parents(ctx, c2)
 	if err != nil {
 		t.Fatal(err)
@@ -199,20 +201,21 @@ func TestJournalRecordStaleHead(t *testing.T) {
 	dec := func(w string) []Decision {
 		return []Decision{{ID: string(ps[w]), Proposal: ps[w], Library: "pdf", Worker: w, Round: 1, Outcome: Rejected}}
 	}
-	c1, err := j.Record(ctx, head0, State{Round: 1}, dec("1"), "round 1\n")
+	rec1, err := j.Record(ctx, head0, Entry{State: State{Round: 1}, Decisions: dec("1"), Message: "round 1\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c1 := rec1.Commit
 	head1, err := j.Head(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.Record(ctx, head1, State{Round: 2}, dec("1"), "round 2\n"); err != nil {
+	if _, err := j.Record(ctx, head1, Entry{State: State{Round: 2}, Decisions: dec("1"), Message: "round 2\n"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, stale := range []JournalHead{head0, head1} {
 		journalBefore, notesBefore := resolve(t, ctx, repo, ref), resolve(t, ctx, repo, NotesRef)
-		_, err := j.Record(ctx, stale, State{Round: 9}, dec("2"), "stale\n")
+		_, err := j.Record(ctx, stale, Entry{State: State{Round: 9}, Decisions: dec("2"), Message: "stale\n"})
 		var rc *git.RefChangedError
 		if !errors.As(err, &rc) {
 			t.Fatalf("Record on stale head %s = %v, want *git.RefChangedError", stale.Commit.Short(), err)
@@ -270,4 +273,58 @@ func sameSet(a, b []git.Hash) bool {
 	sort.Slice(x, func(i, j int) bool { return x[i] < x[j] })
 	sort.Slice(y, func(i, j int) bool { return y[i] < y[j] })
 	return reflect.DeepEqual(x, y)
+}
+
+// A record that moves dev is one transaction with its journal commit and
+// notes: when dev is not where the caller read it, nothing moves.
+func TestRecordMovesDevWithItsRecord(t *testing.T) {
+	ctx, repo := gittest.NewRepo(t)
+	j := OpenJournal(repo, "pdf")
+	dev, created, err := Start(ctx, repo, "pdf", commitFiles(t, ctx, repo, "start", map[string]string{"skills/pdf/SKILL.md": "a\n"}))
+	if err != nil || len(created) != 2 {
+		t.Fatalf("Start = %v, %v", created, err)
+	}
+	if again, created, err := Start(ctx, repo, "pdf", "0123456789012345678901234567890123456789"); err != nil || len(created) != 0 || again != dev {
+		t.Fatalf("second Start = %s %v %v, want dev %s unchanged", again, created, err, dev)
+	}
+	p := commitFiles(t, ctx, repo, "proposal", map[string]string{"skills/pdf/SKILL.md": "b\n"}, dev)
+	merge := commitFiles(t, ctx, repo, "merge", map[string]string{"skills/pdf/SKILL.md": "b\n"}, dev, p)
+	other := commitFiles(t, ctx, repo, "other", map[string]string{"skills/pdf/SKILL.md": "c\n"}, dev)
+	ds := []Decision{{ID: string(p), Proposal: p, Library: "pdf", Worker: "1", Round: 1, Outcome: Committed, Merge: merge}}
+	devRef := Refs{"pdf"}.Dev()
+
+	// Someone else moved dev: the record loses, and nothing moves.
+	if err := repo.SetRef(ctx, git.SetRefRequest{Ref: devRef, Hash: other, OldHash: dev}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = j.Record(ctx, JournalHead{}, Entry{State: State{Round: 1}, Decisions: ds, Message: "round 1\n", Moves: []Move{{Ref: devRef, From: dev, To: merge}}})
+	var lost *git.RefChangedError
+	if !errors.As(err, &lost) || lost.Ref != devRef {
+		t.Fatalf("Record with a stale dev = %v, want a lost race on %s", err, devRef)
+	}
+	for _, ref := range []string{j.ref, NotesRef} {
+		if h, _ := resolveOrZero(ctx, repo, ref); !h.IsZero() {
+			t.Errorf("%s = %s after a lost transaction, want none", ref, h)
+		}
+	}
+
+	// From the dev it read: the notes join those another library wrote.
+	if _, err := OpenJournal(repo, "other").Record(ctx, JournalHead{}, Entry{State: State{Round: 1}, Decisions: []Decision{{ID: string(other), Proposal: other, Library: "other", Round: 1, Outcome: Rejected}}, Message: "r\n"}); err != nil {
+		t.Fatal(err)
+	}
+	head, err := j.Record(ctx, JournalHead{}, Entry{State: State{Round: 1}, Decisions: ds, Message: "round 1\n", Moves: []Move{{Ref: devRef, From: other, To: merge}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resolve(t, ctx, repo, devRef); got != merge {
+		t.Errorf("dev = %s, want %s", got, merge)
+	}
+	if got := resolve(t, ctx, repo, j.ref); got != head.Commit {
+		t.Errorf("journal = %s, want %s", got, head.Commit)
+	}
+	for _, c := range []git.Hash{p, other} {
+		if _, err := gitRun(repo, "notes", "--ref=descent", "show", string(c)); err != nil {
+			t.Errorf("no note on %s: %v", c.Short(), err)
+		}
+	}
 }

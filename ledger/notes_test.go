@@ -28,7 +28,7 @@ func TestRecordNotesProposals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := j.Record(ctx, head, State{Round: i + 1}, ds, "round\n"); err != nil {
+		if _, err := j.Record(ctx, head, Entry{State: State{Round: i + 1}, Decisions: ds, Message: "round\n"}); err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range ds {
@@ -60,7 +60,7 @@ func TestRecordNotesProposals(t *testing.T) {
 func TestRecordWithoutProposalsWritesNoNotes(t *testing.T) {
 	ctx, repo := gittest.NewRepo(t)
 	ds := []Decision{{ID: "r0001-w1", Worker: "1", Round: 1, Outcome: NoChange}}
-	if _, err := OpenJournal(repo, "pdf").Record(ctx, JournalHead{}, State{Round: 1}, ds, "round 1\n"); err != nil {
+	if _, err := OpenJournal(repo, "pdf").Record(ctx, JournalHead{}, Entry{State: State{Round: 1}, Decisions: ds, Message: "round 1\n"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := resolve(t, ctx, repo, NotesRef); got != "" {
@@ -91,7 +91,7 @@ func TestRecordReplacesFannedOutNote(t *testing.T) {
 	}
 
 	d := Decision{ID: string(ps["1"]), Proposal: ps["1"], Worker: "1", Round: 1, Outcome: Committed, Reason: "merged"}
-	if _, err := OpenJournal(repo, "pdf").Record(ctx, JournalHead{}, State{Round: 1}, []Decision{d}, "round 1\n"); err != nil {
+	if _, err := OpenJournal(repo, "pdf").Record(ctx, JournalHead{}, Entry{State: State{Round: 1}, Decisions: []Decision{d}, Message: "round 1\n"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := gitOut(t, repo, "notes", "--ref=descent", "show", string(ps["1"])); got+"\n" != d.Note() {

@@ -22,8 +22,12 @@ type Evidence struct {
 	Tokens       int64    // tokens spent by its rollouts and the proposer
 	Cost         float64  // USD spent by its rollouts and the proposer
 	Unpriced     int64    // tokens of Tokens whose cost is unknown (no price for the model)
-	Seconds      float64  // wall time of the worker's round, rollouts and proposer
-	Agent        string   // the runner and proposer that made it, with versions, e.g. "claude 2.1.3 / openai gpt-4.1"
+	// Seconds is the wall time of the worker's round, rollouts and
+	// proposer. It is not a trailer (so that a proposal's commit depends
+	// only on what was proposed and a fixed date gives a fixed hash): the
+	// decision in the journal keeps it.
+	Seconds float64
+	Agent   string // the runner and proposer that made it, with versions, e.g. "claude 2.1.3 / openai gpt-4.1"
 }
 
 // Proposal is an edit as a commit on a worker branch: its parent is
@@ -55,7 +59,7 @@ func (p *Proposal) Message() string {
 	if e.Unpriced > 0 {
 		trailers = append(trailers, Trailer{"Descent-Unpriced-Tokens", strconv.FormatInt(e.Unpriced, 10)})
 	}
-	trailers = append(trailers, Trailer{"Descent-Seconds", strconv.FormatFloat(e.Seconds, 'f', 2, 64)}, Trailer{"Descent-Agent", e.Agent})
+	trailers = append(trailers, Trailer{"Descent-Agent", e.Agent})
 	return formatMessage(p.Subject, p.Body, trailers)
 }
 
@@ -74,8 +78,8 @@ func ParseProposal(commit git.Hash, msg string) (*Proposal, error) {
 	p.RewardBefore, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Reward-Before"), 64)
 	p.RewardAfter, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Reward-After"), 64)
 	p.Tokens, _ = strconv.ParseInt(trailerValue(ts, "Descent-Tokens"), 10, 64)
-	p.Seconds, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Seconds"), 64)
-	p.Cost, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Cost"), 64) // "unknown" reads as 0
+	p.Seconds, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Seconds"), 64) // written before 2026-12-01
+	p.Cost, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Cost"), 64)       // "unknown" reads as 0
 	p.Unpriced, _ = strconv.ParseInt(trailerValue(ts, "Descent-Unpriced-Tokens"), 10, 64)
 	p.Agent = trailerValue(ts, "Descent-Agent")
 	return p, nil

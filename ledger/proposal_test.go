@@ -26,7 +26,7 @@ func TestProposalMessageRoundTrip(t *testing.T) {
 					Base:         "2222222222222222222222222222222222222222",
 					Tasks:        []string{"t-001", "t-017", "invoice/42"},
 					RewardBefore: 0.25, RewardAfter: 0.8125,
-					Tokens: 1234567890123, Seconds: 61.25,
+					Tokens: 1234567890123,
 				},
 			},
 		},
@@ -51,6 +51,21 @@ func TestProposalMessageRoundTrip(t *testing.T) {
 				t.Errorf("round trip:\n got %+v\nwant %+v\nmessage:\n%s", *got, c.p, c.p.Message())
 			}
 		})
+	}
+}
+
+// A proposal's message holds no wall-clock value: the same edit with the
+// same evidence made at a fixed date is the same commit.
+func TestProposalMessageHasNoTiming(t *testing.T) {
+	p := Proposal{Subject: "s", Evidence: Evidence{Library: "l", Worker: "1", Seconds: 61.25}}
+	q := p
+	q.Seconds = 3
+	if p.Message() != q.Message() || strings.Contains(p.Message(), "61.25") {
+		t.Errorf("the message depends on the worker's wall time:\n%s", p.Message())
+	}
+	old := "s\n\nDescent-Library: l\nDescent-Seconds: 61.25\n"
+	if got, err := ParseProposal("6666666666666666666666666666666666666666", old); err != nil || got.Seconds != 61.25 {
+		t.Errorf("an older proposal's Descent-Seconds reads as %+v, %v", got, err)
 	}
 }
 

@@ -1,5 +1,8 @@
-// Package merge owns how proposals combine: the text merge git runs as
-// git-descent's merge driver, and the statistics of the acceptance gate.
+// Package merge is the text merge git runs as git-descent's merge driver
+// (`git descent merge-driver`): a three-way merge like git merge-file, with
+// same-place insertions kept from both sides and identical edits made once.
+// git runs it for library files during the aggregator's merges; the
+// aggregation that drives those merges is package aggregate.
 package merge
 
 import (

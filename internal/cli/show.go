@@ -65,16 +65,20 @@ func runShow(ctx context.Context, e *env, rev, color string) error {
 	fmt.Fprintf(w, "  base     %s (the dev snapshot it was made from)\n", p.Base.Short())
 	fmt.Fprintf(w, "  tasks    %s\n", strings.Join(p.Tasks, " "))
 	fmt.Fprintf(w, "  train    %.2f → %.2f\n", p.RewardBefore, p.RewardAfter)
-	fmt.Fprintf(w, "  cost     %d tokens, %s, %.1fs\n", p.Tokens, budget.Cost(p.Cost, p.Unpriced), p.Seconds)
+	ds, err := ledger.OpenJournal(repo, lib.Name).DecisionsFor(ctx, commit)
+	if err != nil && !errors.Is(err, ledger.ErrNoDecision) {
+		return err
+	}
+	took := p.Seconds // older proposals carry it as a trailer
+	if took == 0 && len(ds) > 0 {
+		took = ds[0].Seconds
+	}
+	fmt.Fprintf(w, "  cost     %d tokens, %s, %.1fs\n", p.Tokens, budget.Cost(p.Cost, p.Unpriced), took)
 	if p.Agent != "" {
 		fmt.Fprintf(w, "  agent    %s\n", p.Agent)
 	}
-	ds, err := ledger.OpenJournal(repo, lib.Name).DecisionsFor(ctx, commit)
-	switch {
-	case errors.Is(err, ledger.ErrNoDecision):
+	if errors.Is(err, ledger.ErrNoDecision) {
 		fmt.Fprintf(w, "\nundecided: the next git descent evolve decides it\n")
-	case err != nil:
-		return err
 	}
 	for _, d := range ds {
 		fmt.Fprintf(w, "\ndecision, round %d: %s\n  %s\n", d.Round, d.Outcome, d.Reason)

@@ -106,23 +106,21 @@ func statusOf(ctx context.Context, repo *git.Repo, l *library.Library) (libraryS
 	if err != nil {
 		return st, err
 	}
-	latest := map[git.Hash]ledger.Outcome{}
 	for _, d := range ds {
 		st.Outcomes[d.Outcome]++
-		latest[d.Proposal] = d.Outcome
 	}
-	ws, err := repo.ListRefs(ctx, refs.WorkerPrefix())
+	heads, err := j.WorkerHeads(ctx)
 	if err != nil {
 		return st, err
 	}
-	for _, w := range ws {
-		o, ok := latest[w.Hash]
-		dec := string(o)
-		if !ok {
-			dec = "undecided"
+	for _, h := range heads {
+		dec := "undecided"
+		if h.Decision != nil {
+			dec = string(h.Decision.Outcome)
+		} else {
 			st.Undecided++
 		}
-		st.Workers = append(st.Workers, workerStatus{Branch: ledger.Short(w.Name), Commit: w.Hash, Decision: dec})
+		st.Workers = append(st.Workers, workerStatus{Branch: ledger.Short(h.Ref.Name), Commit: h.Ref.Hash, Decision: dec})
 	}
 	return st, nil
 }

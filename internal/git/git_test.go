@@ -162,3 +162,29 @@ func TestSparseWorktreeLeavesConfigAlone(t *testing.T) {
 		t.Fatalf("worktree still listed:\n%s", out)
 	}
 }
+
+func TestUpdateRefsIsAllOrNothing(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	a := commitFile(t, r, "", "f", "a\n")
+	b := commitFile(t, r, a, "f", "b\n")
+	if err := r.UpdateRefs(ctx, UpdateRefsRequest{Updates: []RefUpdate{{Ref: "refs/heads/x", Hash: a}, {Ref: "refs/heads/y", Hash: a}}}); err != nil {
+		t.Fatal(err)
+	}
+	// y's expected value is wrong: x must not move either.
+	err := r.UpdateRefs(ctx, UpdateRefsRequest{Updates: []RefUpdate{{Ref: "refs/heads/x", Hash: b, OldHash: a}, {Ref: "refs/heads/y", Hash: b, OldHash: b}}})
+	var lost *RefChangedError
+	if !errors.As(err, &lost) || lost.Ref != "refs/heads/y" || lost.Expected != b {
+		t.Fatalf("lost race: %v (%#v)", err, lost)
+	}
+	for _, ref := range []string{"refs/heads/x", "refs/heads/y"} {
+		if h, _ := r.ResolveRef(ctx, ref); h != a {
+			t.Fatalf("%s = %s after an aborted transaction, want %s", ref, h, a)
+		}
+	}
+	if err := r.UpdateRefs(ctx, UpdateRefsRequest{Updates: []RefUpdate{{Ref: "refs/heads/x", Hash: b, OldHash: a}, {Ref: "refs/heads/y", Hash: b, OldHash: a}}}); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := r.ResolveRef(ctx, "refs/heads/y"); h != b {
+		t.Fatalf("y = %s, want %s", h, b)
+	}
+}

@@ -1,8 +1,7 @@
-package merge
+package aggregate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -124,31 +123,15 @@ func (r *RoundResult) Committed() int {
 }
 
 // Round decides one batch of proposals against the current dev: it fuses the
-// ones that merge together, settles conflicts by validation score, gates the
-// candidate against dev, commits it with compare-and-swap, considers
+// ones that merge together, settles conflicts by validation score, gates
+// each candidate against dev, commits the accepted ones, considers
 // promotion, and records every decision (others holds decisions the workers
-// already made, e.g. invalid edits). A lost compare-and-swap is retried from
-// the new dev.
+// already made, e.g. invalid edits). Each commit to dev is recorded in the
+// journal in the same transaction; when someone else moved dev meanwhile,
+// that candidate alone is gated again on the new dev.
 func (a *Aggregator) Round(ctx context.Context, subs []*Submission, others []ledger.Decision) (*RoundResult, error) {
-	const attempts = 3
-	var err error
-	for i := 0; i < attempts; i++ {
-		var res *RoundResult
-		res, err = a.round(ctx, subs, others)
-		var lost *devMovedError
-		if !errors.As(err, &lost) {
-			return res, err
-		}
-		a.Log.Warn("dev moved during the round; deciding again on the new dev", "ref", a.refs.Dev())
-	}
-	return nil, fmt.Errorf("aggregate %s: gave up after %d lost compare-and-swaps: %w", a.Library.Name, attempts, err)
+	return a.round(ctx, subs, others)
 }
-
-// devMovedError is dev moving between the start of a round and its commit:
-// the round is decided again on the new dev.
-type devMovedError struct{ err error }
-
-func (e *devMovedError) Error() string { return e.err.Error() }
 
 // roundMessage is the journal commit's message.
 func roundMessage(lib string, r *RoundResult) string {
@@ -164,5 +147,9 @@ func roundMessage(lib string, r *RoundResult) string {
 	if len(parts) == 0 {
 		parts = []string{"no proposals"}
 	}
-	return fmt.Sprintf("descent(%s): round %d: %s\n", lib, r.Round, strings.Join(parts, ", "))
+	msg := fmt.Sprintf("descent(%s): round %d: %s", lib, r.Round, strings.Join(parts, ", "))
+	if p := r.Promotion; p != nil {
+		msg += "; promote stable to " + p.To.Short()
+	}
+	return msg + "\n"
 }

@@ -1,4 +1,4 @@
-package merge
+package aggregate
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func (a *Aggregator) hot(ctx context.Context, dev git.Hash, path string) (bool, 
 // admit applies the trust region and the staleness policy and returns the
 // submissions that go on, stale ones marked rebased (merged onto the
 // current dev and re-verified by split).
-func (a *Aggregator) admit(ctx context.Context, d *decider, dev git.Hash, subs []*Submission) ([]*Submission, error) {
+func (a *Aggregator) admit(ctx context.Context, d *decider, state *ledger.State, dev git.Hash, subs []*Submission) ([]*Submission, error) {
 	lib := a.Library
 	var ready []*Submission
 	for _, s := range subs {
@@ -81,7 +81,7 @@ func (a *Aggregator) admit(ctx context.Context, d *decider, dev git.Hash, subs [
 		case st.eta == 0 || lib.Staleness == library.StalenessFull:
 			ready = append(ready, s)
 		case lib.Staleness == library.StalenessReflective && a.Repairer != nil:
-			fixed, err := a.repair(ctx, d, s, dev)
+			fixed, err := a.repair(ctx, d, state, s, dev)
 			if err != nil {
 				return nil, err
 			}
@@ -118,8 +118,10 @@ func (a *Aggregator) oversized(ctx context.Context, s *Submission) (string, erro
 }
 
 // repair asks the Repairer to re-make a stale proposal on dev and records
-// what happened to the original.
-func (a *Aggregator) repair(ctx context.Context, d *decider, s *Submission, dev git.Hash) (*Submission, error) {
+// what happened to the original. A repair is recorded, and the proposal it
+// made queued, at once: a later repair on the same branch can then never
+// make it unreachable before its decision.
+func (a *Aggregator) repair(ctx context.Context, d *decider, state *ledger.State, s *Submission, dev git.Hash) (*Submission, error) {
 	fixed, err := a.Repairer.Repair(ctx, s, dev)
 	if err != nil {
 		return nil, fmt.Errorf("repair %s: %w", s.Proposal.Commit.Short(), err)
@@ -133,5 +135,11 @@ func (a *Aggregator) repair(ctx context.Context, d *decider, s *Submission, dev 
 	dec.RepairedAs = fixed.Proposal.Commit
 	d.add(dec)
 	d.eta[fixed] = staleness{alpha: st.alpha}
+	// Queued until decided: a round cut short leaves it for the next.
+	d.refiled = append(d.refiled, fixed)
+	msg := fmt.Sprintf("descent(%s): round %d: repair %s as %s\n", a.Library.Name, state.Round, s.Proposal.Commit.Short(), fixed.Proposal.Commit.Short())
+	if err := a.record(context.WithoutCancel(ctx), d, d.checkpoint(*state), msg); err != nil {
+		return nil, err
+	}
 	return fixed, nil
 }

@@ -1,4 +1,4 @@
-package merge
+package accept
 
 import (
 	"math"
@@ -202,10 +202,10 @@ func TestModelSeparatesReproducibleFromNoisy(t *testing.T) {
 }
 
 func TestSmallestGain(t *testing.T) {
-	if k := smallestGain(18, agreeing(12), 0.2, 4); k != 1 {
+	if k := SmallestGain(18, agreeing(12), 0.2, 4); k != 1 {
 		t.Errorf("reproducible: smallest gain = %d, want 1", k)
 	}
-	if k := smallestGain(18, flipping(40), 0.2, 1); k == 1 {
+	if k := SmallestGain(18, flipping(40), 0.2, 1); k == 1 {
 		t.Errorf("coin flip without repeats: a one-task gain passes")
 	}
 }

@@ -1,4 +1,4 @@
-package merge
+package aggregate
 
 import (
 	"context"
@@ -45,61 +45,67 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 	if err != nil {
 		return nil, err
 	}
-	state.Refile = nil
 	subs = append(append([]*Submission(nil), refiled...), subs...)
 	res := &RoundResult{Round: state.Round, Dev: dev}
 	d, err := newDecider(ctx, a, state.Round, dev, subs, attempts)
 	if err != nil {
 		return nil, err
 	}
+	d.head, d.refiled, d.waiting = head, refiled, state.Promising
 	for i := range others {
 		others[i].Round = state.Round
 		d.add(others[i])
 	}
 
-	waiting := state.Promising
 	stopped := a.decide(ctx, d, &state, res, subs)
 	if stopped == nil {
-		waiting, stopped = a.pool(ctx, d, &state, res, waiting)
-	} else {
-		waiting = append(waiting, d.promising...) // pooled next round
+		d.waiting, stopped = a.pool(ctx, d, &state, res, d.waiting)
+		d.promising = nil
 	}
 	if stopped != nil && !errors.Is(stopped, context.Canceled) && !errors.Is(stopped, context.DeadlineExceeded) {
 		return nil, stopped
 	}
+	var promo *promotion
 	if stopped == nil {
-		stopped = a.measureAndPromote(ctx, &state, res)
+		promo, stopped = a.measureAndPromote(ctx, &state, res)
 		if stopped != nil && ctx.Err() == nil {
 			return nil, stopped
 		}
 		state.Noise = a.Noise()
 	}
-	state.Promising = waiting
-	wctx := context.WithoutCancel(ctx)
-	state.Refile = append(d.refile, unreached(refiled, attempts, d.list)...)
 	res.Decisions = d.list
 	for _, dec := range d.list {
 		if dec.Outcome == ledger.Duplicate {
 			state.Fusion.NothingToFuse++
 		}
 	}
-	tokens, cost := a.Meter.Total()
-	state.Tokens += tokens - a.recorded.tokens
-	state.Cost += cost - a.recorded.cost
-	unpriced := a.Meter.Unpriced()
-	state.Unpriced += unpriced - a.recorded.unpriced
-	if _, err := a.journal.Record(wctx, head, state, res.Decisions, roundMessage(a.Library.Name, res)); err != nil {
-		// Not retried: dev may already hold this round's merges.
-		return nil, fmt.Errorf("record round %d of %s: %s (another git-descent may be running on this library)", state.Round, a.Library.Name, err)
+	if err := a.recordRound(context.WithoutCancel(ctx), d, state, res, promo); err != nil {
+		return nil, fmt.Errorf("record round %d of %s: %w (another git-descent may be running on this library)", state.Round, a.Library.Name, err)
 	}
-	a.recorded.tokens, a.recorded.cost, a.recorded.unpriced = tokens, cost, unpriced
 	return res, stopped
+}
+
+// recordRound writes the round's last record: its remaining decisions, the
+// state it leaves and, with promo, stable's fast-forward. When stable moved
+// meanwhile, theirs stands and the round is recorded without promoting.
+func (a *Aggregator) recordRound(ctx context.Context, d *decider, state ledger.State, res *RoundResult, promo *promotion) error {
+	msg := roundMessage(a.Library.Name, res)
+	if promo == nil {
+		return a.record(ctx, d, d.checkpoint(state), msg)
+	}
+	err := a.record(ctx, d, promo.apply(d.checkpoint(state)), msg, promo.move)
+	if !lostRef(err, a.refs.Stable()) {
+		return err
+	}
+	a.Log.Warn("stable moved meanwhile; not promoting", "ref", a.refs.Stable())
+	res.Promotion, res.Stable = nil, state.StableScore
+	return a.record(ctx, d, d.checkpoint(state), roundMessage(a.Library.Name, res))
 }
 
 // decide runs steps 2 to 5 of a round. It returns the context's error when
 // the round was cut short (what was decided stands), or another error.
 func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, subs []*Submission) error {
-	ready, err := a.admit(ctx, d, res.Dev, subs)
+	ready, err := a.admit(ctx, d, state, res.Dev, subs)
 	if err != nil {
 		return err
 	}
@@ -125,13 +131,9 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 	for len(queue) > 0 {
 		c := queue[0]
 		queue = queue[1:]
-		alone, err := a.candidate(ctx, d, state, res, c)
+		next, err := a.candidate(ctx, d, state, res, c)
 		if err != nil {
 			return err
-		}
-		var next []*fusion
-		for _, m := range alone {
-			next = append(next, &fusion{members: []*Submission{m}})
 		}
 		queue = append(next, queue...)
 	}
@@ -139,29 +141,31 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 }
 
 // measureAndPromote scores dev and stable on validation after the round's
-// merges and applies the promotion rule, keeping the scores in state.
-func (a *Aggregator) measureAndPromote(ctx context.Context, state *ledger.State, res *RoundResult) error {
+// merges, keeping the scores in state, and applies the promotion rule. It
+// returns the promotion to record with the round, if any.
+func (a *Aggregator) measureAndPromote(ctx context.Context, state *ledger.State, res *RoundResult) (*promotion, error) {
 	stable, err := a.Repo.ResolveRef(ctx, a.refs.Stable())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if res.DevScore, err = a.scoreTree(ctx, res.Dev, a.Validation); err != nil {
-		return err
+		return nil, err
 	}
 	if res.Stable, err = a.scoreTree(ctx, stable, a.Validation); err != nil {
-		return err
+		return nil, err
 	}
 	state.Dev, state.Stable = res.Dev, stable
-	err = a.promote(ctx, state, stable, res)
 	state.DevScore, state.StableScore = res.DevScore, res.Stable
-	return err
+	return a.promote(ctx, state, stable, res)
 }
 
 // candidate merges c's members onto the current dev (reusing c when it was
 // built on it), runs the oracle when they touch L1 files, gates the result,
-// and commits it when accepted. A fusion of several that the gate rejects
-// is not decided: its members are returned, to be gated alone.
-func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, c *fusion) ([]*Submission, error) {
+// and commits it when accepted. It returns the candidates to gate next: a
+// fusion of several that the gate rejects is not decided, its members are
+// gated alone; one whose commit lost to someone else moving dev is gated
+// again on the new dev.
+func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, c *fusion) ([]*fusion, error) {
 	dev, members := res.Dev, c.members
 	f, err := c, error(nil)
 	if c.dev != dev {
@@ -207,10 +211,22 @@ func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.St
 	d.gated[f.tree] = true
 	if !v.Gate.Accept && len(members) > 1 {
 		res.Verdicts = append(res.Verdicts, v)
-		return members, nil
+		var alone []*fusion
+		for _, m := range members {
+			alone = append(alone, &fusion{members: []*Submission{m}})
+		}
+		return alone, nil
 	}
 	wctx := context.WithoutCancel(ctx)
-	if v.Merge, err = a.commit(wctx, d, state, dev, f, v.Gate, v.Oracle); err != nil {
+	v.Merge, err = a.commit(wctx, d, state, dev, f, v.Gate, v.Oracle)
+	var moved *devMovedError
+	if errors.As(err, &moved) {
+		if err := a.retryOnNewDev(ctx, d, res, err); err != nil {
+			return nil, err
+		}
+		return []*fusion{{members: members}}, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	if !v.Merge.IsZero() {

@@ -1,4 +1,4 @@
-package merge
+package accept
 
 import (
 	"math"
@@ -303,4 +303,16 @@ func bootstrapMean(d []float64, level float64) (lo, hi float64) {
 	sort.Float64s(means)
 	at := func(p float64) float64 { return means[min(resamples-1, int(p*resamples))] }
 	return at((1 - level) / 2), at((1 + level) / 2)
+}
+
+// Mean is the mean of xs, 0 for none.
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }

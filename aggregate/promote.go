@@ -1,9 +1,10 @@
-package merge
+package aggregate
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
@@ -16,39 +17,54 @@ var ErrNotPromotable = errors.New("not promoted")
 // (res.DevScore, res.Stable). A round where dev scores below stable is a
 // regression and restarts the clock; after Library.PromoteAfter clean
 // rounds, stable is fast-forwarded to dev when dev is at least as good and
-// stable is its ancestor (stable never moves any other way).
-func (a *Aggregator) promote(ctx context.Context, state *ledger.State, stable git.Hash, res *RoundResult) error {
+// stable is its ancestor (stable never moves any other way). It returns the
+// promotion, for the round to record.
+func (a *Aggregator) promote(ctx context.Context, state *ledger.State, stable git.Hash, res *RoundResult) (*promotion, error) {
 	if res.DevScore < res.Stable {
 		res.Regressed = true
 		state.CleanRounds = 0
-		return nil
+		return nil, nil
 	}
 	state.CleanRounds++
 	if state.CleanRounds < a.Library.PromoteAfter || stable == res.Dev {
-		return nil
+		return nil, nil
 	}
 	ok, err := a.Repo.IsAncestor(ctx, stable, res.Dev)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !ok {
 		a.Log.Warn("stable is not an ancestor of dev; not promoting", "stable", stable.Short(), "dev", res.Dev.Short())
-		return nil
+		return nil, nil
 	}
-	p, err := a.fastForward(ctx, state, stable, res.Dev, res.Stable, res.DevScore, false)
-	if err != nil || p == nil {
-		return err
+	p, err := a.fastForward(ctx, state.Round, stable, res.Dev, res.Stable, res.DevScore, false)
+	if err != nil {
+		return nil, err
 	}
-	res.Promotion = p
+	res.Promotion = &p.Promotion
 	res.Stable = res.DevScore
-	return nil
+	return p, nil
 }
 
-// fastForward moves stable to dev (compare-and-swap) and records the
-// promotion in state, with both versions' scores on the sealed test split
-// for the report. It returns nil when someone moved stable meanwhile.
-func (a *Aggregator) fastForward(ctx context.Context, state *ledger.State, stable, dev git.Hash, stableScore, devScore float64, forced bool) (*ledger.Promotion, error) {
-	p := ledger.Promotion{Round: state.Round, From: stable, To: dev, Stable: stableScore, Dev: devScore, Forced: forced}
+// promotion is a fast-forward of stable to dev, measured and not yet
+// recorded: its record and the move of stable are one transaction.
+type promotion struct {
+	ledger.Promotion
+	move ledger.Move
+}
+
+// apply returns state as it stands once the promotion is recorded.
+func (p *promotion) apply(s ledger.State) ledger.State {
+	s.Promotions = append(slices.Clone(s.Promotions), p.Promotion)
+	s.CleanRounds = 0
+	s.Stable, s.StableScore = p.To, p.Dev
+	return s
+}
+
+// fastForward prepares moving stable to dev, with both versions' scores on
+// the sealed test split for the report.
+func (a *Aggregator) fastForward(ctx context.Context, round int, stable, dev git.Hash, stableScore, devScore float64, forced bool) (*promotion, error) {
+	p := ledger.Promotion{Round: round, From: stable, To: dev, Stable: stableScore, Dev: devScore, Forced: forced}
 	if len(a.Test) > 0 {
 		st, err := a.scoreTree(ctx, stable, a.Test)
 		if err != nil {
@@ -60,24 +76,7 @@ func (a *Aggregator) fastForward(ctx context.Context, state *ledger.State, stabl
 		}
 		p.StableTest, p.DevTest = &st, &dt
 	}
-	reason := fmt.Sprintf("git-descent: promote round %d", state.Round)
-	if forced {
-		reason += " (forced)"
-	}
-	err := a.Repo.SetRef(context.WithoutCancel(ctx), git.SetRefRequest{Ref: a.refs.Stable(), Hash: dev, OldHash: stable, Reason: reason})
-	var lost *git.RefChangedError
-	if errors.As(err, &lost) {
-		// Someone moved stable since it was read: theirs stands.
-		a.Log.Warn("stable moved meanwhile; not promoting", "ref", a.refs.Stable())
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	state.Promotions = append(state.Promotions, p)
-	state.CleanRounds = 0
-	state.Stable, state.StableScore = dev, devScore
-	return &p, nil
+	return &promotion{Promotion: p, move: ledger.Move{Ref: a.refs.Stable(), From: stable, To: dev}}, nil
 }
 
 // Promote fast-forwards stable to dev now, with the check a round applies:
@@ -112,24 +111,28 @@ func (a *Aggregator) Promote(ctx context.Context, force bool) (*ledger.Promotion
 	if devScore < stableScore && !force {
 		return nil, fmt.Errorf("%w: dev scores %.2f on validation, below stable's %.2f (use --force to promote anyway; it is recorded)", ErrNotPromotable, devScore, stableScore)
 	}
-	state := head.State
-	p, err := a.fastForward(ctx, &state, stable, dev, stableScore, devScore, force)
+	p, err := a.fastForward(ctx, head.State.Round, stable, dev, stableScore, devScore, force)
 	if err != nil {
 		return nil, err
 	}
-	if p == nil {
+	msg := fmt.Sprintf("descent(%s): promote stable to %s\n", a.Library.Name, dev.Short())
+	if force {
+		msg = fmt.Sprintf("descent(%s): promote stable to %s (forced)\n", a.Library.Name, dev.Short())
+	}
+	_, err = a.journal.Record(context.WithoutCancel(ctx), head, ledger.Entry{State: p.apply(head.State), Message: msg, Moves: []ledger.Move{p.move}})
+	if lostRef(err, a.refs.Stable()) {
 		return nil, fmt.Errorf("%w: stable moved while checking; try again", ErrNotPromotable)
 	}
-	msg := fmt.Sprintf("descent(%s): promote stable to %s\n", a.Library.Name, dev.Short())
-	if _, err := a.journal.Record(context.WithoutCancel(ctx), head, state, nil, msg); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	return &p.Promotion, nil
 }
 
-// Rollback resets dev to stable, recorded in the journal, whose commit keeps
-// the old dev reachable. Proposals merged since stable are not lost: they
-// stay in the journal and can be merged by hand.
+// Rollback resets dev to stable, recorded in the journal in the same
+// transaction; the journal commit keeps the old dev reachable. Proposals
+// merged since stable are not lost: they stay in the journal and can be
+// merged by hand.
 func (a *Aggregator) Rollback(ctx context.Context) (*ledger.Rollback, error) {
 	head, err := a.journal.Head(ctx)
 	if err != nil {
@@ -142,16 +145,13 @@ func (a *Aggregator) Rollback(ctx context.Context) (*ledger.Rollback, error) {
 	if dev == stable {
 		return nil, fmt.Errorf("dev is already at stable (%s): nothing to roll back", dev.Short())
 	}
-	wctx := context.WithoutCancel(ctx)
-	if err := a.Repo.SetRef(wctx, git.SetRefRequest{Ref: a.refs.Dev(), Hash: stable, OldHash: dev, Reason: "git-descent: rollback to stable"}); err != nil {
-		return nil, err
-	}
 	state := head.State
 	rb := ledger.Rollback{Round: state.Round, From: dev, To: stable}
 	state.Rollbacks = append(state.Rollbacks, rb)
 	state.Dev, state.DevScore, state.CleanRounds = stable, state.StableScore, 0
 	msg := fmt.Sprintf("descent(%s): roll dev back from %s to stable %s\n", a.Library.Name, dev.Short(), stable.Short())
-	if _, err := a.journal.Record(wctx, head, state, nil, msg, dev); err != nil {
+	e := ledger.Entry{State: state, Message: msg, Moves: []ledger.Move{{Ref: a.refs.Dev(), From: dev, To: stable}}, Keep: []git.Hash{dev}}
+	if _, err := a.journal.Record(context.WithoutCancel(ctx), head, e); err != nil {
 		return nil, err
 	}
 	return &rb, nil

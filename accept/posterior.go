@@ -1,4 +1,4 @@
-package merge
+package accept
 
 import (
 	"math"
@@ -524,9 +524,10 @@ func isBinary(rs []float64) bool {
 	return true
 }
 
-// noiseSummary describes the pool (groups of repeats over tasks distinct
+// NoiseSummary describes the pool (groups of repeats over tasks distinct
 // tasks) for people and the journal.
-func noiseSummary(pool [][]float64, tasks int, graded bool) *ledger.Noise {
+func NoiseSummary(pool [][]float64, tasks int) *ledger.Noise {
+	graded := anyGraded(pool)
 	n := &ledger.Noise{Graded: graded, Tasks: tasks}
 	for _, g := range pool {
 		n.Groups++

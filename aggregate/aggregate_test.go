@@ -1,4 +1,4 @@
-package merge
+package aggregate
 
 import (
 	"context"
@@ -25,16 +25,20 @@ type keywordScorer struct {
 	mu     sync.Mutex
 	calls  int
 	before func()
+	every  func() // runs before every rollout
 }
 
 func (s *keywordScorer) Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Outcome, error) {
 	s.mu.Lock()
 	s.calls++
-	hook := s.before
+	hook, every := s.before, s.every
 	s.before = nil
 	s.mu.Unlock()
 	if hook != nil {
 		hook()
+	}
+	if every != nil {
+		every()
 	}
 	data, err := s.repo.ReadFile(ctx, libTree, "SKILL.md")
 	if err != nil {
@@ -290,6 +294,52 @@ func TestRoundRetriesLostCompareAndSwap(t *testing.T) {
 	}
 	if got, want := f.skill("refs/heads/descent/s/dev"), "rules:\nA\nend\nB\n"; got != want {
 		t.Fatalf("dev SKILL.md = %q, want %q", got, want)
+	}
+}
+
+// When dev moves after a round has already committed a candidate, only
+// what was not yet committed is decided again: the committed proposal stays
+// committed (never re-decided as a duplicate of itself), and the commit
+// count holds both merges.
+func TestRoundLostCompareAndSwapKeepsEarlierCommits(t *testing.T) {
+	f := newFixture(t, "top\nrules:\nend\n", "A", "B")
+	// No gain in their own evidence: each is gated alone, A first.
+	a := f.propose("1", "top\nrules:\nA\nend\n", 0, 0)
+	b := f.propose("2", "top\nrules:\nend\nB\n", 0, 0)
+	var once sync.Once
+	f.scorer.every = func() {
+		dev, err := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
+		if err != nil || dev == f.start {
+			return // A is not merged yet
+		}
+		once.Do(func() {
+			// Someone else moves dev while B is being gated.
+			other := f.commit(dev, "x\ntop\nrules:\nA\nend\n")
+			if err := f.repo.SetRef(f.ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/dev", Hash: other, OldHash: dev}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	f.round(a, b)
+	j := ledger.OpenJournal(f.repo, "s")
+	for _, s := range []*Submission{a, b} {
+		ds, err := j.DecisionsFor(f.ctx, s.Proposal.Commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != 1 || ds[0].Outcome != ledger.Committed {
+			t.Errorf("w%s: decisions = %+v, want one committed", s.Proposal.Worker, ds)
+		}
+	}
+	head, err := j.Head(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.State.Commits != 2 || head.State.Round != 1 {
+		t.Errorf("state: %d commits in round %d, want 2 in round 1", head.State.Commits, head.State.Round)
+	}
+	if got, want := f.skill("refs/heads/descent/s/dev"), "x\ntop\nrules:\nA\nend\nB\n"; got != want {
+		t.Errorf("dev SKILL.md = %q, want %q", got, want)
 	}
 }
 

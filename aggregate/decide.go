@@ -1,14 +1,17 @@
-package merge
+package aggregate
 
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 )
 
-// decider collects the decisions of one round and the proposals it re-files.
+// decider collects the decisions of one round and the proposals it
+// re-files, and knows what of them the journal holds already.
 type decider struct {
 	a        *Aggregator
 	round    int
@@ -18,10 +21,54 @@ type decider struct {
 	list     []ledger.Decision
 	refile   []ledger.Refile
 	built    map[*Submission]*fusion // each submission merged alone onto dev
-	// promising are this round's proposals whose gate found positive but
-	// insufficient evidence, to pool with the ones waiting already.
+	// waiting are the promising proposals pooled in later rounds; promising
+	// are this round's proposals whose gate found positive but insufficient
+	// evidence, to pool with the waiting ones.
+	waiting   []ledger.Pending
 	promising []ledger.Pending
 	gated     map[git.Hash]bool // candidate trees gated this round
+
+	refiled []*Submission              // the round's re-filed and repaired proposals, queued until decided
+	head    ledger.JournalHead         // the journal as this round last wrote it
+	written map[string]ledger.Decision // decisions the journal holds, by ID
+	lost    int                        // compare-and-swaps on dev lost this round
+}
+
+// decisions is what a round has decided: its list and queues, saved
+// before a write that may fail and restored when it does.
+type decisions struct {
+	list      []ledger.Decision
+	refile    []ledger.Refile
+	promising []ledger.Pending
+	waiting   []ledger.Pending
+}
+
+func (d *decider) save() decisions {
+	return decisions{slices.Clone(d.list), slices.Clone(d.refile), slices.Clone(d.promising), slices.Clone(d.waiting)}
+}
+
+func (d *decider) restore(s decisions) {
+	d.list, d.refile, d.promising, d.waiting = s.list, s.refile, s.promising, s.waiting
+}
+
+// checkpoint is state with the queues as the round's decisions so far
+// leave them: the proposals re-filed, the re-filed ones not reached yet,
+// and the promising ones, waiting and new.
+func (d *decider) checkpoint(state ledger.State) ledger.State {
+	state.Refile = append(slices.Clone(d.refile), unreached(d.refiled, d.attempts, d.list)...)
+	state.Promising = append(slices.Clone(d.waiting), d.promising...)
+	return state
+}
+
+// unwritten returns the decisions the journal does not hold yet.
+func (d *decider) unwritten() []ledger.Decision {
+	var out []ledger.Decision
+	for _, dec := range d.list {
+		if w, ok := d.written[dec.ID]; !ok || !reflect.DeepEqual(w, dec) {
+			out = append(out, dec)
+		}
+	}
+	return out
 }
 
 // alone returns s merged alone onto the round's dev, merging it once
@@ -47,7 +94,8 @@ type staleness struct {
 // newDecider starts a round's decisions, reading each submission's
 // staleness against dev from the ledger.
 func newDecider(ctx context.Context, a *Aggregator, round int, dev git.Hash, subs []*Submission, attempts map[git.Hash]int) (*decider, error) {
-	d := &decider{a: a, round: round, dev: dev, eta: map[*Submission]staleness{}, attempts: attempts, built: map[*Submission]*fusion{}, gated: map[git.Hash]bool{}}
+	d := &decider{a: a, round: round, dev: dev, eta: map[*Submission]staleness{}, attempts: attempts, built: map[*Submission]*fusion{},
+		gated: map[git.Hash]bool{}, written: map[string]ledger.Decision{}}
 	for _, s := range subs {
 		st, err := a.staleness(ctx, s, dev)
 		if err != nil {
@@ -99,6 +147,6 @@ func (d *decider) decision(s *Submission, o ledger.Outcome, reason string) ledge
 		ID: string(p.Commit), Proposal: p.Commit, Library: p.Library, Worker: p.Worker, Round: d.round,
 		Subject: p.Subject, Outcome: o, Reason: reason, Base: p.Base, Paths: s.Paths,
 		Train: [2]float64{p.RewardBefore, p.RewardAfter}, Staleness: st.eta, Alpha: st.alpha,
-		Rebased: s.rebased, Attempts: d.attempts[p.Commit],
+		Rebased: s.rebased, Attempts: d.attempts[p.Commit], Seconds: p.Seconds,
 	}
 }

@@ -1,4 +1,4 @@
-package merge
+package aggregate
 
 import (
 	"strings"
@@ -19,6 +19,15 @@ func (f *fixture) seedNoise(groups [][]float64) {
 			f.agg.obs.record(tree, t.ID, r, x)
 		}
 	}
+}
+
+// agreeing returns n groups of two equal rewards: a reproducible agent.
+func agreeing(n int) [][]float64 {
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = []float64{float64(i % 2), float64(i % 2)}
+	}
+	return out
 }
 
 // rarelyFlipping is 16 groups of repeats, one of which disagreed: an agent

@@ -1,4 +1,4 @@
-package merge
+package accept
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// tape is a gateSource replaying recorded outcomes: each version's rewards
+// tape is a Source replaying recorded outcomes: each version's rewards
 // on each task, in the order further rollouts return them, the first
 // knownDev of dev's already known (earlier gates).
 type tape struct {
@@ -28,14 +28,14 @@ func newTape(cand, dev [][]float64, knownDev []int) *tape {
 	return t
 }
 
-func (t *tape) known(cand bool, i int) []float64 {
+func (t *tape) Known(cand bool, i int) []float64 {
 	if cand {
 		return nil
 	}
 	return append([]float64(nil), t.dev[i][:t.knownDev[i]]...)
 }
 
-func (t *tape) roll(ctx context.Context, cand bool, i int) (float64, bool, Outcome, error) {
+func (t *tape) Roll(ctx context.Context, cand bool, i int) (float64, bool, Spent, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	v, seq := 0, t.dev[i]
@@ -46,9 +46,9 @@ func (t *tape) roll(ctx context.Context, cand bool, i int) (float64, bool, Outco
 	t.next[v][i]++
 	t.runs++
 	if k >= len(seq) {
-		return 0, false, Outcome{}, nil // ran out of tape: counts as errored
+		return 0, false, Spent{}, nil // ran out of tape: counts as errored
 	}
-	return seq[k], true, Outcome{Tokens: 1}, nil
+	return seq[k], true, Spent{Tokens: 1}, nil
 }
 
 // recorded makes a random comparison: n tasks, each with a true outcome
@@ -111,7 +111,7 @@ func TestGateDecidesEarlyIdentically(t *testing.T) {
 		f := []float64{0, 0, 0.05, 0.2, 0.5}[rng.IntN(5)]
 		graded := c%4 == 3
 		cand, dev, known := recorded(rng, n, f, graded)
-		spec := gateSpec{Delta: 0.2, MaxRegressions: rng.IntN(2), MinRepeats: 1 + rng.IntN(2), MaxRepeats: 4,
+		spec := Spec{Delta: 0.2, MaxRegressions: rng.IntN(2), MinRepeats: 1 + rng.IntN(2), MaxRepeats: 4,
 			Pool: pool(rng, rng.IntN(20), f), Window: 1 + rng.IntN(4), Mean: c%7 == 6}
 		ids := make([]string, n)
 		devKnown := make([][]float64, n)
@@ -121,17 +121,17 @@ func TestGateDecidesEarlyIdentically(t *testing.T) {
 			devKnown[i] = dev[i][:known[i]]
 			recent[i] = append(append([]float64(nil), devKnown[i]...), cand[i][0])
 		}
-		order := gateOrder(devKnown, recent)
-		early, err := runGate(context.Background(), spec, ids, order, newTape(cand, dev, known))
+		order := Order(devKnown, recent)
+		early, err := Run(context.Background(), spec, ids, order, newTape(cand, dev, known))
 		if err != nil {
 			t.Fatal(err)
 		}
 		spec.Full = true
-		full, err := runGate(context.Background(), spec, ids, order, newTape(cand, dev, known))
+		full, err := Run(context.Background(), spec, ids, order, newTape(cand, dev, known))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if early.Accept != full.Accept || promising(early) != promising(full) {
+		if early.Accept != full.Accept || Promising(early) != Promising(full) {
 			t.Fatalf("case %d (n=%d f=%v graded=%v): early %+v, full %+v", c, n, f, graded, early, full)
 		}
 		saved += early.Skipped
@@ -180,8 +180,8 @@ func TestGateAcceptsOneConfirmedTask(t *testing.T) {
 	candFirst := append([]float64{1}, devFirst[1:]...)
 	run := func(delta float64) *tapeResult {
 		tp := newTape(steady(candFirst), steady(devFirst), allKnown(18))
-		spec := gateSpec{Delta: delta, MinRepeats: 1, MaxRepeats: 4, Pool: agreeing(12), Window: 2}
-		g, err := runGate(context.Background(), spec, ids(18), inOrder(18), tp)
+		spec := Spec{Delta: delta, MinRepeats: 1, MaxRepeats: 4, Pool: agreeing(12), Window: 2}
+		g, err := Run(context.Background(), spec, ids(18), inOrder(18), tp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,8 +222,8 @@ func TestGateRerollsLuckyDev(t *testing.T) {
 	dev := [][]float64{{0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}}
 	cand := [][]float64{{1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}}
 	mixed := append(agreeing(10), []float64{1, 0}, []float64{0, 1}) // the agent does flip now and then
-	spec := gateSpec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: mixed, Window: 2}
-	g, err := runGate(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, []int{1, 1, 1, 1, 1, 1}))
+	spec := Spec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: mixed, Window: 2}
+	g, err := Run(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, []int{1, 1, 1, 1, 1, 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestGateRerollsLuckyDev(t *testing.T) {
 		t.Fatalf("gate = %+v, want accepted after re-rolling the lucky task", g)
 	}
 	spec.MaxRepeats = 1 // no re-rolls: the luck stays frozen
-	g, err = runGate(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, []int{1, 1, 1, 1, 1, 1}))
+	g, err = Run(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, []int{1, 1, 1, 1, 1, 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,15 +254,15 @@ func TestGateRefusesCoinFlips(t *testing.T) {
 				cand[i][k], dev[i][k] = float64(rng.IntN(2)), float64(rng.IntN(2))
 			}
 		}
-		spec := gateSpec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: pool(rng, 12, 0.5), Window: 4}
-		g, err := runGate(context.Background(), spec, ids(18), inOrder(18), newTape(cand, dev, allKnown(18)))
+		spec := Spec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: pool(rng, 12, 0.5), Window: 4}
+		g, err := Run(context.Background(), spec, ids(18), inOrder(18), newTape(cand, dev, allKnown(18)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if g.Accept {
 			accepted++
 		}
-		if promising(g) {
+		if Promising(g) {
 			pooled++
 		}
 	}
@@ -275,15 +275,15 @@ func TestGateRefusesCoinFlips(t *testing.T) {
 // The baseline gate accepts any rise of the mean, and a one-sample fluke
 // with it.
 func TestMeanGate(t *testing.T) {
-	spec := gateSpec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Mean: true, Window: 1}
-	g, err := runGate(context.Background(), spec, ids(3), inOrder(3), newTape(steady([]float64{1, 0, 1}), steady([]float64{0, 0, 1}), []int{0, 0, 0}))
+	spec := Spec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Mean: true, Window: 1}
+	g, err := Run(context.Background(), spec, ids(3), inOrder(3), newTape(steady([]float64{1, 0, 1}), steady([]float64{0, 0, 1}), []int{0, 0, 0}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !g.Accept || g.Method != "mean" || g.Rerolls != 0 {
 		t.Fatalf("gate = %+v", g)
 	}
-	g, err = runGate(context.Background(), spec, ids(3), inOrder(3), newTape(steady([]float64{1, 0, 0}), steady([]float64{0, 0, 1}), []int{0, 0, 0}))
+	g, err = Run(context.Background(), spec, ids(3), inOrder(3), newTape(steady([]float64{1, 0, 0}), steady([]float64{0, 0, 1}), []int{0, 0, 0}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestMeanGate(t *testing.T) {
 func TestGateOrder(t *testing.T) {
 	dev := [][]float64{{1}, {0}, {1}, {0}, nil}
 	recent := [][]float64{{1, 1}, {0, 0}, {1, 0}, {0, 1}, nil}
-	got := fmt.Sprint(gateOrder(dev, recent))
+	got := fmt.Sprint(Order(dev, recent))
 	if want := "[3 1 4 2 0]"; got != want {
 		t.Fatalf("order = %s, want %s", got, want)
 	}
@@ -308,8 +308,8 @@ func TestGateOrder(t *testing.T) {
 func TestGateStopsWhenNoGainIsLeft(t *testing.T) {
 	devFirst := []float64{0, 0, 1, 1, 1, 1, 1, 1, 1, 1}
 	tp := newTape(steady(devFirst), steady(devFirst), allKnown(10))
-	spec := gateSpec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: agreeing(12), Window: 1}
-	g, err := runGate(context.Background(), spec, ids(10), gateOrder(steady(devFirst), steady(devFirst)), tp)
+	spec := Spec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: agreeing(12), Window: 1}
+	g, err := Run(context.Background(), spec, ids(10), Order(steady(devFirst), steady(devFirst)), tp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,16 +325,16 @@ func TestGateRefusesWhenTheCandidateErrors(t *testing.T) {
 	dev := steady([]float64{0, 1, 1, 1, 0, 1})
 	cand := steady([]float64{1, 1, 1, 1, 0, 1})
 	cand[2] = nil // its rollouts of task 2 error
-	spec := gateSpec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: agreeing(12), Window: 2}
-	g, err := runGate(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, allKnown(6)))
+	spec := Spec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: agreeing(12), Window: 2}
+	g, err := Run(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, allKnown(6)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Accept || g.Errored != 1 || !strings.Contains(rejectReason(g), "could not run with it on 1 validation task") {
-		t.Fatalf("gate = %+v (%s)", g, rejectReason(g))
+	if g.Accept || g.Errored != 1 || !strings.Contains(RejectReason(g), "could not run with it on 1 validation task") {
+		t.Fatalf("gate = %+v (%s)", g, RejectReason(g))
 	}
 	cand[2] = repeat(1, 8)
-	g, _ = runGate(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, allKnown(6)))
+	g, _ = Run(context.Background(), spec, ids(6), inOrder(6), newTape(cand, dev, allKnown(6)))
 	if !g.Accept {
 		t.Fatalf("without the error it passes: %+v", g)
 	}

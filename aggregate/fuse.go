@@ -1,4 +1,4 @@
-package merge
+package aggregate
 
 import (
 	"context"
@@ -205,15 +205,4 @@ func contains(ss []*Submission, s *Submission) bool {
 		}
 	}
 	return false
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }

@@ -1,4 +1,4 @@
-package merge
+package aggregate
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/git-descent/git-descent/accept"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 )
@@ -226,7 +227,7 @@ func (o *observations) meanScore(ctx context.Context, tree git.Hash, tasks []eva
 	n := 0
 	for _, r := range rs {
 		if len(r) > 0 {
-			sum += mean(r)
+			sum += accept.Mean(r)
 			n++
 		}
 	}
@@ -234,4 +235,14 @@ func (o *observations) meanScore(ctx context.Context, tree git.Hash, tasks []eva
 		return 0, nil
 	}
 	return sum / float64(n), nil
+}
+
+// scoreTree is the mean reward of a whole-repository tree's library (or a
+// commit's) on tasks.
+func (a *Aggregator) scoreTree(ctx context.Context, tree git.Hash, tasks []eval.Task) (float64, error) {
+	lib, err := a.Repo.TreeOf(ctx, tree, a.Library.Path)
+	if err != nil {
+		return 0, err
+	}
+	return a.obs.meanScore(ctx, lib, tasks)
 }

@@ -1,29 +1,22 @@
-package merge
+package accept
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/git-descent/git-descent/eval"
-	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
-	"github.com/git-descent/git-descent/library"
 )
-
-// solved is the reward at which a task counts as passed.
-const solved = 0.999
 
 // certain is the posterior mass above which a task's outcome needs no more
 // samples.
 const certain = 0.99
 
-// gateSpec is how one gate decides (see runGate).
-type gateSpec struct {
+// Spec is how one gate decides (see Run).
+type Spec struct {
 	Delta          float64
 	MaxRegressions int
 	MinRepeats     int         // rollouts of each version per task before deciding
@@ -36,16 +29,16 @@ type gateSpec struct {
 	Full bool
 }
 
-// gateSource gives a gate its rollouts: dev's or the candidate's results on
+// Source gives a gate its rollouts: dev's or the candidate's results on
 // task i seen so far, and one more rollout (ok is false when it errored).
-type gateSource interface {
-	known(cand bool, i int) []float64
-	roll(ctx context.Context, cand bool, i int) (reward float64, ok bool, spent Outcome, err error)
+type Source interface {
+	Known(cand bool, i int) []float64
+	Roll(ctx context.Context, cand bool, i int) (reward float64, ok bool, spent Spent, err error)
 }
 
 // gateState is a gate's evidence so far, task by task.
 type gateState struct {
-	spec    gateSpec
+	spec    Spec
 	ids     []string
 	cand    [][]float64
 	dev     [][]float64
@@ -55,11 +48,11 @@ type gateState struct {
 	// errored where dev's ran: a candidate that makes the agent hang or
 	// crash must not hide its regressions that way.
 	candErrored int
-	spent       Outcome
+	spent       Spent
 	rerolls     int
 }
 
-// runGate decides whether the candidate beats dev on n tasks, visiting them
+// Run decides whether the candidate beats dev on n tasks, visiting them
 // in order:
 //
 //  1. every task gets MinRepeats rollouts of each version (dev's results
@@ -78,11 +71,11 @@ type gateState struct {
 //
 // Step 1's early stop makes the decision identical to evaluating every task
 // (TestGateDecidesEarlyIdentically replays recorded outcomes both ways).
-func runGate(ctx context.Context, spec gateSpec, ids []string, order []int, src gateSource) (*ledger.Gate, error) {
+func Run(ctx context.Context, spec Spec, ids []string, order []int, src Source) (*ledger.Gate, error) {
 	n := len(ids)
 	s := &gateState{spec: spec, ids: ids, cand: make([][]float64, n), dev: make([][]float64, n), errored: make([]bool, n), capped: make([]bool, n)}
 	for i := 0; i < n; i++ {
-		s.cand[i], s.dev[i] = src.known(true, i), src.known(false, i)
+		s.cand[i], s.dev[i] = src.Known(true, i), src.Known(false, i)
 	}
 	stopped, err := s.firstPass(ctx, order, src)
 	if err != nil {
@@ -101,6 +94,14 @@ func runGate(ctx context.Context, spec gateSpec, ids []string, order []int, src 
 	return g, nil
 }
 
+// Spent is what the rollouts of a gate cost: tokens, USD, and the tokens
+// of those with no price.
+type Spent struct {
+	Tokens   int64
+	Cost     float64
+	Unpriced int64
+}
+
 // job is one rollout a gate asks for.
 type job struct {
 	cand bool
@@ -112,12 +113,12 @@ type result struct {
 	job
 	reward float64
 	ok     bool
-	spent  Outcome
+	spent  Spent
 	err    error
 }
 
 // firstPass is step 1. stopped reports an early rejection.
-func (s *gateState) firstPass(ctx context.Context, order []int, src gateSource) (stopped bool, err error) {
+func (s *gateState) firstPass(ctx context.Context, order []int, src Source) (stopped bool, err error) {
 	var jobs []job
 	for _, i := range order {
 		for k := len(s.dev[i]); k < s.spec.MinRepeats; k++ {
@@ -135,7 +136,7 @@ func (s *gateState) firstPass(ctx context.Context, order []int, src gateSource) 
 }
 
 // reroll is step 2.
-func (s *gateState) reroll(ctx context.Context, src gateSource) error {
+func (s *gateState) reroll(ctx context.Context, src Source) error {
 	if !s.anyWin() {
 		return nil
 	}
@@ -148,7 +149,7 @@ func (s *gateState) reroll(ctx context.Context, src gateSource) error {
 		var uncertain []int
 		for k, i := range idx {
 			p := pairs[k]
-			differs := math.Abs(mean(p.cand)-mean(p.dev)) > 1e-9
+			differs := math.Abs(Mean(p.cand)-Mean(p.dev)) > 1e-9
 			if differs && j.Certain[k] < certain && !s.capped[i] && (len(p.cand) < s.spec.MaxRepeats || len(p.dev) < s.spec.MaxRepeats) {
 				uncertain = append(uncertain, i)
 			}
@@ -199,7 +200,7 @@ func (s *gateState) couldAccept(uncertain []int) bool {
 // Re-rolls (step 2) are counted, and one that errors ends that task's
 // re-rolls; in step 1 an errored rollout leaves the task out. It reports
 // whether stop ended it.
-func (s *gateState) run(ctx context.Context, jobs []job, src gateSource, stop func() bool, reroll bool) (bool, error) {
+func (s *gateState) run(ctx context.Context, jobs []job, src Source, stop func() bool, reroll bool) (bool, error) {
 	failed := s.errored
 	if reroll {
 		failed = s.capped
@@ -218,7 +219,7 @@ func (s *gateState) run(ctx context.Context, jobs []job, src gateSource, stop fu
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, ok, spent, err := src.roll(ctx, jb.cand, jb.task)
+				r, ok, spent, err := src.Roll(ctx, jb.cand, jb.task)
 				results <- result{jb, r, ok, spent, err}
 			}()
 		}
@@ -295,7 +296,7 @@ func (s *gateState) anyWin() bool {
 // won reports whether the candidate did better on one of the pairs.
 func won(pairs []pair) bool {
 	for _, p := range pairs {
-		if mean(p.cand) > mean(p.dev)+1e-9 {
+		if Mean(p.cand) > Mean(p.dev)+1e-9 {
 			return true
 		}
 	}
@@ -365,7 +366,7 @@ func (s *gateState) verdict() *ledger.Gate {
 	g := &ledger.Gate{Tasks: len(pairs), Before: before, After: after, Delta: s.spec.Delta, MaxRegressions: s.spec.MaxRegressions}
 	for k, p := range pairs {
 		g.Repeats = max(g.Repeats, len(p.cand), len(p.dev))
-		switch d := mean(p.cand) - mean(p.dev); {
+		switch d := Mean(p.cand) - Mean(p.dev); {
 		case d > 1e-9:
 			g.Wins += d
 			g.Won = append(g.Won, s.ids[idx[k]])
@@ -394,7 +395,7 @@ func (s *gateState) verdict() *ledger.Gate {
 // promising reports whether a rejected gate's evidence is positive but not
 // yet sufficient: P(better) above ½, more gained than lost, no
 // regressions beyond the allowance.
-func promising(g *ledger.Gate) bool {
+func Promising(g *ledger.Gate) bool {
 	return !g.Accept && g.Method != "mean" && g.P > 0.5 && g.Wins > g.Losses && g.Regressions <= g.MaxRegressions
 }
 
@@ -403,26 +404,26 @@ func means(pairs []pair) (before, after float64) {
 		return 0, 0
 	}
 	for _, p := range pairs {
-		before += mean(p.dev)
-		after += mean(p.cand)
+		before += Mean(p.dev)
+		after += Mean(p.cand)
 	}
 	return before / float64(len(pairs)), after / float64(len(pairs))
 }
 
 func allPass(runs []float64) bool {
 	for _, r := range runs {
-		if r < solved {
+		if r < eval.Solved {
 			return false
 		}
 	}
 	return len(runs) > 0
 }
 
-// gateOrder is the order a gate visits tasks in, so that it decides
+// Order is the order a gate visits tasks in, so that it decides
 // soonest: tasks dev fails (only those can show a gain) before tasks dev
 // passes every time, and within each, tasks on which recent versions
 // disagree before those on which they all agree.
-func gateOrder(devRuns [][]float64, recent [][]float64) []int {
+func Order(devRuns [][]float64, recent [][]float64) []int {
 	rank := func(i int) int {
 		r := 0
 		if allPass(devRuns[i]) {
@@ -445,11 +446,11 @@ func gateOrder(devRuns [][]float64, recent [][]float64) []int {
 	return order
 }
 
-// smallestGain is the fewest validation tasks a candidate must fix, each
+// SmallestGain is the fewest validation tasks a candidate must fix, each
 // confirmed in every one of maxRepeats rollouts and breaking nothing else,
 // for the gate to accept at δ among n tasks with the noise pool shows; 0
 // when no gain could pass.
-func smallestGain(n int, pool [][]float64, delta float64, maxRepeats int) int {
+func SmallestGain(n int, pool [][]float64, delta float64, maxRepeats int) int {
 	m := newNoiseModel(pool, anyGraded(pool))
 	for k := 1; k <= n; k++ {
 		ps := make([]pair, n)
@@ -472,183 +473,4 @@ func repeat(v float64, n int) []float64 {
 		out[i] = v
 	}
 	return out
-}
-
-// treeSource is a gateSource over the aggregator's observations: dev and
-// the candidate as library trees.
-type treeSource struct {
-	obs       *observations
-	dev, cand git.Hash
-	tasks     []eval.Task
-}
-
-func (t treeSource) tree(cand bool) git.Hash {
-	if cand {
-		return t.cand
-	}
-	return t.dev
-}
-
-func (t treeSource) known(cand bool, i int) []float64 {
-	return t.obs.known(t.tree(cand), t.tasks[i].ID)
-}
-
-func (t treeSource) roll(ctx context.Context, cand bool, i int) (float64, bool, Outcome, error) {
-	return t.obs.next(ctx, t.tree(cand), t.tasks[i])
-}
-
-// gate scores a candidate against dev on the tasks held out from its
-// members, with δ annealed by the number of dev commits so far.
-func (a *Aggregator) gate(ctx context.Context, dev git.Hash, cand *fusion, commits int) (*ledger.Gate, error) {
-	devLib, err := a.Repo.TreeOf(ctx, dev, a.Library.Path)
-	if err != nil {
-		return nil, err
-	}
-	candLib, err := a.Repo.TreeOf(ctx, cand.tree, a.Library.Path)
-	if err != nil {
-		return nil, err
-	}
-	tasks := a.heldOut(cand.members)
-	src := treeSource{obs: a.obs, dev: devLib, cand: candLib, tasks: tasks}
-	devRuns := make([][]float64, len(tasks))
-	recent := make([][]float64, len(tasks))
-	ids := make([]string, len(tasks))
-	for i, t := range tasks {
-		devRuns[i], recent[i], ids[i] = src.known(false, i), a.obs.recentOf(t.ID), t.ID
-	}
-	lib := a.Library
-	spec := gateSpec{
-		Delta: Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, commits), MaxRegressions: lib.MaxRegressions,
-		MinRepeats: max(lib.Repeats, 1), MaxRepeats: max(lib.MaxRepeats, lib.Repeats, 1),
-		Mean: lib.Gate == library.GateMean, Pool: a.obs.pool(a.Validation, devLib, candLib), Window: a.window(),
-	}
-	return runGate(ctx, spec, ids, gateOrder(devRuns, recent), src)
-}
-
-// window is how many rollouts one gate keeps in flight.
-func (a *Aggregator) window() int { return max(a.Jobs, 1) }
-
-// heldOut is the tasks a candidate is judged on: the validation split, or,
-// cross-fitted, every pooled task none of its members' proposers saw.
-func (a *Aggregator) heldOut(members []*Submission) []eval.Task {
-	if !a.CrossFit {
-		return a.Validation
-	}
-	seen := map[string]bool{}
-	for _, m := range members {
-		for _, id := range m.Proposal.Tasks {
-			seen[id] = true
-		}
-	}
-	var out []eval.Task
-	for _, t := range a.Validation {
-		if !seen[t.ID] {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// commit records the gate's verdict on every member of a candidate and,
-// when it accepted, merges them into dev as one commit (compare-and-swap).
-// It returns the merge commit, or zero when the gate rejected. A rejected
-// single proposal whose evidence is promising is recorded as such and kept
-// for pooling; a rejected fusion of several is left undecided for its
-// members to be gated alone (solos).
-func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State, dev git.Hash, cand *fusion, g *ledger.Gate, oracle string) (git.Hash, error) {
-	var merge git.Hash
-	if g.Accept {
-		parents := []git.Hash{dev}
-		for _, m := range cand.members {
-			parents = append(parents, m.Proposal.Commit)
-		}
-		var err error
-		merge, err = a.Repo.CommitTree(ctx, git.CommitTreeRequest{Tree: cand.tree, Parents: parents, Message: mergeMessage(a.Library.Name, state.Round, cand.members, g)})
-		if err != nil {
-			return "", err
-		}
-		if err := a.Repo.SetRef(ctx, git.SetRefRequest{Ref: a.refs.Dev(), Hash: merge, OldHash: dev, Reason: fmt.Sprintf("git-descent: round %d", state.Round)}); err != nil {
-			var lost *git.RefChangedError
-			if errors.As(err, &lost) {
-				return "", &devMovedError{err}
-			}
-			return "", err
-		}
-		state.Commits++
-		if len(cand.members) > 1 {
-			state.Fusion.Fused++
-		}
-	}
-	for _, m := range cand.members {
-		dec := d.decision(m, ledger.Rejected, rejectReason(g))
-		switch {
-		case g.Accept:
-			dec = d.decision(m, ledger.Committed, fmt.Sprintf("merged into dev as %s", merge.Short()))
-			dec.Merge = merge
-		case len(cand.members) == 1 && promising(g):
-			dec = d.decision(m, ledger.Promising, fmt.Sprintf("better with P=%.2f, not yet above %.2f: kept to be pooled with later promising proposals", g.P, 1-g.Delta))
-			d.promising = append(d.promising, ledger.Pending{Proposal: m.Proposal.Commit, Since: d.round, P: g.P, Won: g.Won})
-		}
-		dec.Gate, dec.Oracle = g, oracle
-		for _, o := range cand.members {
-			if o != m {
-				dec.FusedWith = append(dec.FusedWith, o.Proposal.Commit)
-			}
-		}
-		d.add(dec)
-	}
-	return merge, nil
-}
-
-func rejectReason(g *ledger.Gate) string {
-	switch {
-	case g.Errored > 0:
-		return fmt.Sprintf("the agent could not run with it on %s that dev ran (see the run's errored rollouts): not judged", plural(g.Errored, "validation task"))
-	case g.Tasks == 0 && g.Skipped > 0:
-		return fmt.Sprintf("dev passes every one of the %d validation tasks it could be judged on: nothing left to gain there", g.Total)
-	case g.Tasks == 0:
-		return "no validation task could be compared (their rollouts errored)"
-	case g.Regressions > g.MaxRegressions:
-		return fmt.Sprintf("probably fails %s dev passes every time (at most %d allowed)", plural(g.Regressions, "validation task"), g.MaxRegressions)
-	case g.Wins == 0 && g.Losses == 0 && g.Tasks < g.Total:
-		return fmt.Sprintf("fixes no validation task dev fails (decided after %d of %d tasks)", g.Tasks, g.Total)
-	case g.Wins == 0 && g.Losses == 0:
-		return "no validation task changed outcome"
-	case g.Method == "mean":
-		return fmt.Sprintf("validation did not rise (%.2f → %.2f)", g.Before, g.After)
-	case g.Wins == 0:
-		return fmt.Sprintf("does better on no validation task (%.2f → %.2f)", g.Before, g.After)
-	case g.Expected < 0:
-		return fmt.Sprintf("validation is expected to fall (%.2f → %.2f, expected change %+.2f tasks)", g.Before, g.After, g.Expected)
-	}
-	return fmt.Sprintf("P(better) = %.2f is not above %.2f", g.P, 1-g.Delta)
-}
-
-// mergeMessage is the dev merge commit's message: what was merged and the
-// gate's numbers, as trailers.
-func mergeMessage(lib string, round int, members []*Submission, g *ledger.Gate) string {
-	var b strings.Builder
-	noun := "proposal"
-	if len(members) > 1 {
-		noun = "proposals"
-	}
-	fmt.Fprintf(&b, "descent(%s): merge %d %s from round %d\n\n", lib, len(members), noun, round)
-	for _, m := range members {
-		fmt.Fprintf(&b, "- %s w%s: %s\n", m.Proposal.Commit.Short(), m.Proposal.Worker, m.Proposal.Subject)
-	}
-	fmt.Fprintf(&b, "\nDescent-Library: %s\n", lib)
-	fmt.Fprintf(&b, "Descent-Round: %d\n", round)
-	fmt.Fprintf(&b, "Descent-Validation-Before: %.4f\n", g.Before)
-	fmt.Fprintf(&b, "Descent-Validation-After: %.4f\n", g.After)
-	fmt.Fprintf(&b, "Descent-Validation-Tasks: %d\n", g.Tasks)
-	fmt.Fprintf(&b, "Descent-P: %.4f\n", g.P)
-	fmt.Fprintf(&b, "Descent-Delta: %.4f\n", g.Delta)
-	return b.String()
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,4 +1,4 @@
-package merge
+package aggregate
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/git-descent/git-descent/accept"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
@@ -75,18 +76,28 @@ func (a *Aggregator) pool(ctx context.Context, d *decider, state *ledger.State, 
 	if !g.Accept {
 		return live, nil
 	}
-	merge, err := a.commit(context.WithoutCancel(ctx), d, state, res.Dev, cur, g, "")
-	if err != nil {
-		return live, err
-	}
-	res.Verdicts[len(res.Verdicts)-1].Merge = merge
-	res.Dev = merge
 	var rest []ledger.Pending
 	for _, p := range live {
 		if !containsCommit(cur.members, p.Proposal) {
 			rest = append(rest, p)
 		}
 	}
+	// Recorded with the commit: the pooled ones wait no more.
+	saved := d.save()
+	d.waiting, d.promising = rest, nil
+	merge, err := a.commit(context.WithoutCancel(ctx), d, state, res.Dev, cur, g, "")
+	var moved *devMovedError
+	if errors.As(err, &moved) {
+		d.restore(saved)
+		a.Log.Warn("dev moved while gating the pooled promising proposals; they keep waiting", "ref", a.refs.Dev())
+		return live, nil
+	}
+	if err != nil {
+		d.restore(saved)
+		return live, err
+	}
+	res.Verdicts[len(res.Verdicts)-1].Merge = merge
+	res.Dev = merge
 	return rest, nil
 }
 
@@ -136,7 +147,7 @@ func (a *Aggregator) stillPromising(ctx context.Context, d *decider, state *ledg
 		return false, err
 	}
 	for i := range tasks {
-		if len(devRuns[i]) > 0 && len(candRuns[i]) > 0 && mean(candRuns[i]) > mean(devRuns[i])+1e-9 {
+		if len(devRuns[i]) > 0 && len(candRuns[i]) > 0 && accept.Mean(candRuns[i]) > accept.Mean(devRuns[i])+1e-9 {
 			return true, nil
 		}
 	}

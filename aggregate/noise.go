@@ -1,8 +1,9 @@
-package merge
+package aggregate
 
 import (
 	"context"
 
+	"github.com/git-descent/git-descent/accept"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
@@ -11,7 +12,7 @@ import (
 // is, from every repeated rollout on validation seen in this run.
 func (a *Aggregator) Noise() *ledger.Noise {
 	pool, covered := a.obs.poolTasks(a.Validation)
-	return noiseSummary(pool, covered, anyGraded(pool))
+	return accept.NoiseSummary(pool, covered)
 }
 
 // MeasureNoise rolls dev out once more (another repeat index) on up to n
@@ -58,5 +59,5 @@ func (a *Aggregator) SmallestGain(n int) int {
 	if lib.Gate == library.GateMean {
 		return 1
 	}
-	return smallestGain(n, a.obs.pool(a.Validation), Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, 0), max(lib.MaxRepeats, lib.Repeats, 1))
+	return accept.SmallestGain(n, a.obs.pool(a.Validation), accept.Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, 0), max(lib.MaxRepeats, lib.Repeats, 1))
 }

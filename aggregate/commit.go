@@ -1,0 +1,149 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/git-descent/git-descent/accept"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+)
+
+// record writes what the round has decided that the journal does not hold
+// yet, with state and the run's spending since the last record, and the
+// ref moves those decisions make, as one transaction (ledger.Journal.Record).
+// A merge into dev is recorded this way the moment it is made, so dev never
+// holds a proposal the journal does not say was committed.
+func (a *Aggregator) record(ctx context.Context, d *decider, state ledger.State, message string, moves ...ledger.Move) error {
+	tokens, cost := a.Meter.Total()
+	unpriced := a.Meter.Unpriced()
+	last := d.head.State
+	state.Tokens = last.Tokens + tokens - a.recorded.tokens
+	state.Cost = last.Cost + cost - a.recorded.cost
+	state.Unpriced = last.Unpriced + unpriced - a.recorded.unpriced
+	fresh := d.unwritten()
+	head, err := a.journal.Record(ctx, d.head, ledger.Entry{State: state, Decisions: fresh, Message: message, Moves: moves})
+	if err != nil {
+		return err
+	}
+	d.head = head
+	for _, dec := range fresh {
+		d.written[dec.ID] = dec
+	}
+	a.recorded.tokens, a.recorded.cost, a.recorded.unpriced = tokens, cost, unpriced
+	return nil
+}
+
+// lostRef reports whether err is a compare-and-swap lost on ref.
+func lostRef(err error, ref string) bool {
+	var lost *git.RefChangedError
+	return errors.As(err, &lost) && lost.Ref == ref
+}
+
+// devMovedError is dev moving between the gate and the commit of a
+// candidate: the candidate is merged and gated again on the new dev.
+type devMovedError struct{ err error }
+
+func (e *devMovedError) Error() string { return e.err.Error() }
+
+func (e *devMovedError) Unwrap() error { return e.err }
+
+// maxLost is how many compare-and-swaps on dev a round may lose (someone
+// else moving dev meanwhile) before it gives up.
+const maxLost = 3
+
+// retryOnNewDev reads dev after a lost compare-and-swap, for the candidate
+// to be gated again on it.
+func (a *Aggregator) retryOnNewDev(ctx context.Context, d *decider, res *RoundResult, lost error) error {
+	d.lost++
+	if d.lost > maxLost {
+		return fmt.Errorf("aggregate %s: gave up after %d lost compare-and-swaps on %s: %w", a.Library.Name, maxLost, ledger.Short(a.refs.Dev()), lost)
+	}
+	dev, err := a.Repo.ResolveRef(ctx, a.refs.Dev())
+	if err != nil {
+		return err
+	}
+	a.Log.Warn("dev moved while gating; gating again on the new dev", "ref", a.refs.Dev(), "dev", dev.Short())
+	res.Dev = dev
+	return nil
+}
+
+// commit records the gate's verdict on every member of a candidate and,
+// when it accepted, merges them into dev as one commit, recorded in the
+// journal with their decisions in the same transaction. It returns the
+// merge commit, or zero when the gate rejected; a *devMovedError, with
+// nothing decided, when someone else moved dev since it was read. A
+// rejected single proposal whose evidence is promising is recorded as such
+// and kept for pooling; a rejected fusion of several is left undecided for
+// its members to be gated alone (solos).
+func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State, dev git.Hash, cand *fusion, g *ledger.Gate, oracle string) (git.Hash, error) {
+	if !g.Accept {
+		for _, dec := range a.verdicts(d, cand, g, oracle, "") {
+			d.add(dec)
+		}
+		return "", nil
+	}
+	parents := []git.Hash{dev}
+	for _, m := range cand.members {
+		parents = append(parents, m.Proposal.Commit)
+	}
+	merge, err := a.Repo.CommitTree(ctx, git.CommitTreeRequest{Tree: cand.tree, Parents: parents, Message: mergeCard(a.Library.Name, state.Round, cand.members, g).Message()})
+	if err != nil {
+		return "", err
+	}
+	next := *state
+	next.Commits++
+	if len(cand.members) > 1 {
+		next.Fusion.Fused++
+	}
+	saved := d.save()
+	for _, dec := range a.verdicts(d, cand, g, oracle, merge) {
+		d.add(dec)
+	}
+	msg := fmt.Sprintf("descent(%s): round %d: merge %s into dev\n", a.Library.Name, state.Round, merge.Short())
+	err = a.record(ctx, d, d.checkpoint(next), msg, ledger.Move{Ref: a.refs.Dev(), From: dev, To: merge})
+	if err != nil {
+		d.restore(saved)
+		if lostRef(err, a.refs.Dev()) {
+			return "", &devMovedError{err}
+		}
+		return "", err
+	}
+	*state = next
+	return merge, nil
+}
+
+// verdicts are the decisions on a candidate's members: committed as merge
+// when the gate accepted, else rejected or promising.
+func (a *Aggregator) verdicts(d *decider, cand *fusion, g *ledger.Gate, oracle string, merge git.Hash) []ledger.Decision {
+	var out []ledger.Decision
+	for _, m := range cand.members {
+		dec := d.decision(m, ledger.Rejected, accept.RejectReason(g))
+		switch {
+		case g.Accept:
+			dec = d.decision(m, ledger.Committed, fmt.Sprintf("merged into dev as %s", merge.Short()))
+			dec.Merge = merge
+		case len(cand.members) == 1 && accept.Promising(g):
+			dec = d.decision(m, ledger.Promising, fmt.Sprintf("better with P=%.2f, not yet above %.2f: kept to be pooled with later promising proposals", g.P, 1-g.Delta))
+			d.promising = append(d.promising, ledger.Pending{Proposal: m.Proposal.Commit, Since: d.round, P: g.P, Won: g.Won})
+		}
+		dec.Gate, dec.Oracle = g, oracle
+		for _, o := range cand.members {
+			if o != m {
+				dec.FusedWith = append(dec.FusedWith, o.Proposal.Commit)
+			}
+		}
+		out = append(out, dec)
+	}
+	return out
+}
+
+// mergeCard is the evidence on the merge commit of a candidate.
+func mergeCard(lib string, round int, members []*Submission, g *ledger.Gate) ledger.MergeCard {
+	c := ledger.MergeCard{Library: lib, Round: round, Gate: g}
+	for _, m := range members {
+		c.Proposals = append(c.Proposals, m.Proposal)
+	}
+	return c
+}

@@ -1,0 +1,87 @@
+package aggregate
+
+import (
+	"context"
+
+	"github.com/git-descent/git-descent/accept"
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
+)
+
+// treeSource is an accept.Source over the aggregator's observations: dev
+// and the candidate as library trees.
+type treeSource struct {
+	obs       *observations
+	dev, cand git.Hash
+	tasks     []eval.Task
+}
+
+func (t treeSource) tree(cand bool) git.Hash {
+	if cand {
+		return t.cand
+	}
+	return t.dev
+}
+
+func (t treeSource) Known(cand bool, i int) []float64 {
+	return t.obs.known(t.tree(cand), t.tasks[i].ID)
+}
+
+func (t treeSource) Roll(ctx context.Context, cand bool, i int) (float64, bool, accept.Spent, error) {
+	reward, ok, out, err := t.obs.next(ctx, t.tree(cand), t.tasks[i])
+	return reward, ok, accept.Spent{Tokens: out.Tokens, Cost: out.Cost, Unpriced: out.Unpriced}, err
+}
+
+// gate scores a candidate against dev on the tasks held out from its
+// members, with δ annealed by the number of dev commits so far.
+func (a *Aggregator) gate(ctx context.Context, dev git.Hash, cand *fusion, commits int) (*ledger.Gate, error) {
+	devLib, err := a.Repo.TreeOf(ctx, dev, a.Library.Path)
+	if err != nil {
+		return nil, err
+	}
+	candLib, err := a.Repo.TreeOf(ctx, cand.tree, a.Library.Path)
+	if err != nil {
+		return nil, err
+	}
+	tasks := a.heldOut(cand.members)
+	src := treeSource{obs: a.obs, dev: devLib, cand: candLib, tasks: tasks}
+	devRuns := make([][]float64, len(tasks))
+	recent := make([][]float64, len(tasks))
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		devRuns[i], recent[i], ids[i] = src.Known(false, i), a.obs.recentOf(t.ID), t.ID
+	}
+	lib := a.Library
+	spec := accept.Spec{
+		Delta: accept.Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, commits), MaxRegressions: lib.MaxRegressions,
+		MinRepeats: max(lib.Repeats, 1), MaxRepeats: max(lib.MaxRepeats, lib.Repeats, 1),
+		Mean: lib.Gate == library.GateMean, Pool: a.obs.pool(a.Validation, devLib, candLib), Window: a.window(),
+	}
+	return accept.Run(ctx, spec, ids, accept.Order(devRuns, recent), src)
+}
+
+// window is how many rollouts one gate keeps in flight.
+func (a *Aggregator) window() int { return max(a.Jobs, 1) }
+
+// heldOut is the tasks a candidate is judged on: the validation split, or,
+// cross-fitted, every pooled task none of its members' proposers saw.
+func (a *Aggregator) heldOut(members []*Submission) []eval.Task {
+	if !a.CrossFit {
+		return a.Validation
+	}
+	seen := map[string]bool{}
+	for _, m := range members {
+		for _, id := range m.Proposal.Tasks {
+			seen[id] = true
+		}
+	}
+	var out []eval.Task
+	for _, t := range a.Validation {
+		if !seen[t.ID] {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package aggregate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/git-descent/git-descent/ledger"
+)
+
+// semanticSubset is how many validation tasks the semantic-conflict check
+// uses when the tournament is off.
+const semanticSubset = 8
+
+// rank scores a fusion of two or more proposals against each of its members
+// alone. If the best single does better than the fusion, the members
+// contradict each other (a semantic conflict the text merge cannot see):
+// the best single goes on alone and the others are re-filed. Without the
+// tournament the check uses a shared subset of validation; with it, the
+// whole split, and the fusion statistics are kept.
+func (a *Aggregator) rank(ctx context.Context, d *decider, state *ledger.State, cand *fusion) (*fusion, error) {
+	if len(cand.members) < 2 {
+		return cand, nil
+	}
+	tasks := a.heldOut(cand.members)
+	if !a.Library.Tournament && len(tasks) > semanticSubset {
+		tasks = tasks[:semanticSubset]
+	}
+	fused, err := a.scoreTree(ctx, cand.tree, tasks)
+	if err != nil {
+		return nil, err
+	}
+	var best *fusion
+	bestScore := -1.0
+	for _, m := range cand.members {
+		f, err := d.alone(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := a.scoreTree(ctx, f.tree, tasks)
+		if err != nil {
+			return nil, err
+		}
+		if sc > bestScore {
+			best, bestScore = f, sc
+		}
+	}
+	gain := fused - bestScore
+	if a.Library.Tournament {
+		recordTournament(&state.Fusion, gain)
+	}
+	if gain >= 0 {
+		return cand, nil
+	}
+	winner := best.members[0]
+	for _, m := range cand.members {
+		if m != winner {
+			d.add(d.decision(m, ledger.Semantic, fmt.Sprintf("merges with %s, but together they score %.2f on %d validation tasks against %.2f for %s alone",
+				winner.Proposal.Commit.Short(), fused, len(tasks), bestScore, winner.Proposal.Commit.Short())))
+		}
+	}
+	return best, nil
+}
+
+// recordTournament adds one contest to the fusion statistics.
+func recordTournament(s *ledger.FusionStats, gain float64) {
+	s.Contested++
+	s.GainSum += gain
+	switch {
+	case gain > 1e-9:
+		s.FusedWins++
+	case gain < -1e-9:
+		s.SingleWins++
+		s.LossCount++
+		s.LossSum += gain
+		s.WorstLoss = min(s.WorstLoss, gain)
+	default:
+		s.Ties++
+	}
+}

@@ -1,0 +1,267 @@
+package killtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/git-descent/git-descent/demo"
+	"github.com/git-descent/git-descent/internal/cli"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
+	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
+)
+
+func TestMain(m *testing.M) {
+	// The test binary is git-descent too, on PATH as testscript sets it up.
+	testscript.Main(m, map[string]func(){
+		"git-descent": func() {
+			if err := cli.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+				fmt.Fprintln(os.Stderr, "git-descent:", err)
+				os.Exit(1)
+			}
+		},
+	})
+}
+
+// TestKillAnywhere kills `git descent evolve` (kill -9) at random instants
+// and checks the ledger after every kill and after every run that ends by
+// itself: each proposal merged into dev is recorded as committed, each
+// committed decision's merge is on dev, and no proposal a worker made is
+// lost undecided. Runs resume in the same repository until one ends by
+// itself; then a fresh repository starts. 100 kills; 20 with -short.
+// KILL_SEED replays a run.
+func TestKillAnywhere(t *testing.T) {
+	kills := 100
+	if testing.Short() {
+		kills = 20
+	}
+	exe, err := exec.LookPath("git-descent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("KILL_SEED"); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("KILL_SEED=%d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	template := demoRepo(t, exe)
+	killed, finished := 0, 0
+	for killed < kills {
+		dir := filepath.Join(t.TempDir(), "repo")
+		if err := os.CopyFS(dir, os.DirFS(template)); err != nil {
+			t.Fatal(err)
+		}
+		for killed < kills {
+			delay := time.Duration(rng.Int64N(int64(4 * time.Second)))
+			out, done := evolveFor(t, exe, dir, delay)
+			if done {
+				finished++
+			} else {
+				killed++
+			}
+			if err := checkLedger(dir, demo.Name); err != nil {
+				t.Fatalf("after %s (kill %d, KILL_SEED=%d): %v\n%s", what(done, delay), killed, seed, err, out)
+			}
+			if done {
+				break
+			}
+		}
+	}
+	t.Logf("%d kills, %d runs that ended by themselves", killed, finished)
+}
+
+func what(done bool, delay time.Duration) string {
+	if done {
+		return "a run that ended by itself"
+	}
+	return fmt.Sprintf("a kill at %s", delay.Round(time.Millisecond))
+}
+
+// demoRepo makes the demo's repository, initialised as `git descent demo`
+// does, without evolving it.
+func demoRepo(t *testing.T, exe string) string {
+	t.Helper()
+	gittest.Isolate(t)
+	dir := filepath.Join(t.TempDir(), "template")
+	ctx := context.Background()
+	repo, err := git.InitRepo(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, content := range demo.Files() {
+		path := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	init := exec.Command(exe, "init", demo.Path, "--run", "git-descent demo-agent", "--proposer", "git-descent demo-propose",
+		"--scorer", "exact", "--layout", "repo", "--frozen", "evals/**", "--guarded", "scripts/**")
+	init.Dir = dir
+	if out, err := init.CombinedOutput(); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	for key, value := range map[string]string{"promote-after": "2", "staleness": "reflective"} {
+		if err := repo.ConfigSet(ctx, library.File(repo), "library."+demo.Name+"."+key, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := repo.CommitAll(ctx, "Add the demo skill", git.Signature{Name: "Test", Email: "test@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// evolveFor runs evolve in dir and kills it with SIGKILL after delay,
+// unless it ended before. It waits for the git processes the run started
+// (they share its process group) to end, as they would on a real crash. It
+// reports whether the run ended by itself.
+func evolveFor(t *testing.T, exe, dir string, delay time.Duration) (string, bool) {
+	t.Helper()
+	c := exec.Command(exe, "evolve", demo.Name, "--workers", "3", "--rounds", "3", "--refresh", "2")
+	c.Dir = dir
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("evolve: %v\n%s", err, out.String())
+		}
+		return out.String(), true
+	case <-time.After(delay):
+	}
+	c.Process.Kill()
+	<-done
+	for syscall.Kill(-c.Process.Pid, 0) == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return out.String(), false
+}
+
+// checkLedger checks the invariants of a library's refs.
+func checkLedger(dir, lib string) error {
+	ctx := context.Background()
+	repo, err := git.Open(ctx, dir, nil)
+	if err != nil {
+		return err
+	}
+	refs := ledger.Refs{Library: lib}
+	j := ledger.OpenJournal(repo, lib)
+	head, err := j.Head(ctx)
+	if err != nil {
+		return err
+	}
+	ds, err := j.Decisions(ctx)
+	if err != nil {
+		return err
+	}
+	latest := map[git.Hash]ledger.Decision{}
+	for _, d := range ds {
+		if !d.Proposal.IsZero() {
+			latest[d.Proposal] = d // oldest round first: the last is the newest
+		}
+	}
+	dev, err := repo.ResolveRef(ctx, refs.Dev())
+	if errors.Is(err, git.ErrRefNotFound) {
+		return nil // killed before the run began
+	} else if err != nil {
+		return err
+	}
+	chain, err := repo.FirstParents(ctx, dev, "", 0)
+	if err != nil {
+		return err
+	}
+	onDev := map[git.Hash]bool{}
+	for _, c := range chain {
+		onDev[c] = true
+		parents, err := repo.Parents(ctx, c)
+		if err != nil {
+			return err
+		}
+		if len(parents) < 2 {
+			continue
+		}
+		for _, p := range parents[1:] {
+			if d, ok := latest[p]; !ok || d.Outcome != ledger.Committed || d.Merge != c {
+				return fmt.Errorf("proposal %s is merged into dev by %s but its decision is %+v", p.Short(), c.Short(), d)
+			}
+		}
+	}
+	for p, d := range latest {
+		if d.Outcome == ledger.Committed && !onDev[d.Merge] {
+			return fmt.Errorf("proposal %s is recorded as committed in %s, which is not on dev", p.Short(), d.Merge.Short())
+		}
+	}
+	return checkNoneLost(ctx, repo, refs, head.State, latest)
+}
+
+// checkNoneLost checks that every commit a worker branch ever held (its
+// reflog) is decided, queued in the journal, or still at a branch's head.
+func checkNoneLost(ctx context.Context, repo *git.Repo, refs ledger.Refs, state ledger.State, latest map[git.Hash]ledger.Decision) error {
+	waiting := map[git.Hash]bool{}
+	for _, r := range state.Refile {
+		waiting[r.Proposal] = true
+	}
+	for _, p := range state.Promising {
+		waiting[p.Proposal] = true
+	}
+	heads, err := repo.ListRefs(ctx, refs.WorkerPrefix())
+	if err != nil {
+		return err
+	}
+	for _, h := range heads {
+		waiting[h.Hash] = true
+	}
+	logs := filepath.Join(repo.GitDir(), "logs", filepath.FromSlash(refs.WorkerPrefix()))
+	return filepath.WalkDir(logs, func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			fields := strings.Fields(s.Text())
+			if len(fields) < 2 {
+				continue
+			}
+			c := git.Hash(fields[1])
+			if _, decided := latest[c]; !decided && !waiting[c] && !c.IsZero() {
+				return fmt.Errorf("proposal %s (worker branch %s) was never decided and is no longer queued", c.Short(), filepath.Base(path))
+			}
+		}
+		return s.Err()
+	})
+}
