@@ -63,56 +63,88 @@ func (k Key) String() string {
 type Cache struct {
 	dir string
 
+	// mu guards both maps and every flight's fields until its done is
+	// closed. A flight is added by the caller that leads it and removed by
+	// that caller, under mu, before done is closed; after that its fields
+	// are read without mu.
 	mu       sync.Mutex
-	inflight map[string]*call
+	kept     map[string]outcome // finished outcomes for this process; never removed
+	inflight map[string]*flight // rollouts running now, by key
+
+	// testHookWait, set only by tests, is called when a caller starts
+	// waiting for another caller's flight.
+	testHookWait func()
 }
 
-type call struct {
-	done chan struct{}
-	rec  Record
-	err  error
+// outcome is what a finished rollout gave: a record, or (err set) an
+// *erroredError, which is kept in memory but never written to disk.
+type outcome struct {
+	rec Record
+	err error
+}
+
+// flight is one running rollout that callers asking for its key wait for.
+type flight struct {
+	done      chan struct{} // closed by the leader when it has finished
+	outcome                 // the leader's result
+	cancelled bool          // the leader's context ended: its result is no one else's
 }
 
 // OpenCache returns the cache stored in dir (created on first write). With
 // dir "" nothing is read from or written to disk: results are shared only
 // within the process (evolve --no-cache).
 func OpenCache(dir string) *Cache {
-	return &Cache{dir: dir, inflight: map[string]*call{}}
+	return &Cache{dir: dir, kept: map[string]outcome{}, inflight: map[string]*flight{}}
 }
 
-// Do returns the record for key, running f only when neither the disk nor a
-// concurrent caller has it. hit reports whether f was not run by this call.
-// Errors from f are not cached, except that a rollout that errored on every
-// attempt stays errored for later callers in this process (it is never
-// written to disk).
+// Do returns the record for key, running f only when neither the cache nor
+// a concurrent caller has it. hit reports whether f was not run by this
+// call. f runs in the calling goroutine under ctx, the caller's context.
+// Errors from f are not cached, except that a rollout that errored on
+// every attempt stays errored for later callers in this process (it is
+// never written to disk). A caller waiting for another's rollout shares
+// its result, unless that caller's context ended first: then the waiter
+// tries again, leading a new rollout or joining one. A waiter whose own
+// context ends stops waiting and returns ctx.Err().
 func (c *Cache) Do(ctx context.Context, key Key, f func() (Record, error)) (rec Record, hit bool, err error) {
 	k := key.String()
-	c.mu.Lock()
-	if cl, ok := c.inflight[k]; ok {
+	for {
+		c.mu.Lock()
+		if o, ok := c.kept[k]; ok {
+			c.mu.Unlock()
+			o.rec.Cached = true
+			return o.rec, true, o.err
+		}
+		fl, ok := c.inflight[k]
+		if !ok {
+			fl = &flight{done: make(chan struct{})}
+			c.inflight[k] = fl
+			c.mu.Unlock()
+			return c.lead(ctx, k, fl, f)
+		}
 		c.mu.Unlock()
+		if c.testHookWait != nil {
+			c.testHookWait()
+		}
 		select {
-		case <-cl.done:
-			rec := cl.rec
-			rec.Cached = true
-			return rec, true, cl.err
+		case <-fl.done:
 		case <-ctx.Done():
 			return Record{}, false, ctx.Err()
 		}
-	}
-	cl := &call{done: make(chan struct{})}
-	c.inflight[k] = cl
-	c.mu.Unlock()
-
-	defer func() {
-		cl.rec, cl.err = rec, err
-		close(cl.done)
-		c.mu.Lock()
-		var errored *erroredError
-		if err != nil && !errors.As(err, &errored) {
-			delete(c.inflight, k) // let a later call retry
+		if !fl.cancelled {
+			rec := fl.rec // a copy: fl is shared by every waiter
+			rec.Cached = true
+			return rec, true, fl.err
 		}
-		c.mu.Unlock()
-	}()
+		if ctx.Err() != nil {
+			return Record{}, false, ctx.Err()
+		}
+	}
+}
+
+// lead runs the rollout of flight fl for key k: from disk, or by f.
+func (c *Cache) lead(ctx context.Context, k string, fl *flight, f func() (Record, error)) (rec Record, hit bool, err error) {
+	defer func() { c.land(ctx, k, fl, outcome{rec, err}) }()
 	if r, ok := c.load(k); ok {
 		r.Cached = true
 		return r, true, nil
@@ -125,6 +157,24 @@ func (c *Cache) Do(ctx context.Context, key Key, f func() (Record, error)) (rec 
 		rec.Output = rec.Output[:maxCachedOutput]
 	}
 	return rec, false, c.store(k, rec)
+}
+
+// land ends flight fl with its leader's outcome o: it keeps a record or an
+// errored rollout, removes the flight and wakes its waiters. A leader
+// whose context ended, or whose error is a context's, was cancelled: its
+// outcome is neither kept nor shared.
+func (c *Cache) land(ctx context.Context, k string, fl *flight, o outcome) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errored *erroredError
+	fl.outcome = o
+	fl.cancelled = o.err != nil && (ctx.Err() != nil ||
+		errors.Is(o.err, context.Canceled) || errors.Is(o.err, context.DeadlineExceeded))
+	if !fl.cancelled && (o.err == nil || errors.As(o.err, &errored)) {
+		c.kept[k] = o
+	}
+	delete(c.inflight, k)
+	close(fl.done)
 }
 
 func (c *Cache) path(k string) string { return filepath.Join(c.dir, k[:2], k+".json") }
