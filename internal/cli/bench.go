@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +14,13 @@ import (
 	"github.com/git-descent/git-descent/bench"
 )
 
+// benchOptions is a bench run; runBench sets Out and Log.
+type benchOptions struct {
+	bench.Options
+}
+
 func newBenchCmd(e *env) *cobra.Command {
-	var o bench.Options
+	var o benchOptions
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the optimizer on generated domains, calibrated gate against the mean-difference baseline",
@@ -39,9 +45,7 @@ and graded) takes about half an hour on two cores.`,
   git descent bench --domain routing --runs 1 --max-time 60s`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			o.Out, o.Log = e.stdout, e.logger()
-			_, err := bench.Run(c.Context(), o)
-			return err
+			return runBench(c.Context(), e, o)
 		},
 	}
 	f := c.Flags()
@@ -56,6 +60,12 @@ and graded) takes about half an hour on two cores.`,
 	return c
 }
 
+func runBench(ctx context.Context, e *env, o benchOptions) error {
+	o.Out, o.Log = e.stdout, e.logger()
+	_, err := bench.Run(ctx, o.Options)
+	return err
+}
+
 // benchDomain is the domain a hidden bench command was started for.
 func benchDomain(name string) (bench.Domain, error) {
 	d, ok := bench.Domains[name]
@@ -65,6 +75,13 @@ func benchDomain(name string) (bench.Domain, error) {
 	return d, nil
 }
 
+// benchAgentOptions is one rollout of a bench domain's agent.
+type benchAgentOptions struct {
+	domain   string
+	skillDir string // DESCENT_SKILL_DIR
+	prompt   string // DESCENT_PROMPT; "" reads the prompt from standard input
+}
+
 func newBenchAgentCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:    "bench-agent <domain>",
@@ -72,60 +89,86 @@ func newBenchAgentCmd(e *env) *cobra.Command {
 		Hidden: true,
 		Args:   argsUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			d, err := benchDomain(args[0])
-			if err != nil {
-				return err
-			}
-			prompt, err := rolloutPrompt(c)
-			if err != nil {
-				return err
-			}
-			skill, err := os.ReadFile(filepath.Join(os.Getenv("DESCENT_SKILL_DIR"), "SKILL.md"))
-			if err != nil {
-				return fmt.Errorf("bench-agent: %w (git-descent sets DESCENT_SKILL_DIR for rollouts)", err)
-			}
-			fmt.Fprintln(e.stdout, d.Answer(map[string]string{"SKILL.md": string(skill)}, prompt))
-			return nil
+			return runBenchAgent(c.Context(), e, benchAgentOptions{domain: args[0], skillDir: os.Getenv("DESCENT_SKILL_DIR"), prompt: os.Getenv("DESCENT_PROMPT")})
 		},
 	}
 }
 
+func runBenchAgent(_ context.Context, e *env, o benchAgentOptions) error {
+	d, err := benchDomain(o.domain)
+	if err != nil {
+		return err
+	}
+	prompt, err := rolloutPrompt(e, o.prompt)
+	if err != nil {
+		return err
+	}
+	skill, err := os.ReadFile(filepath.Join(o.skillDir, "SKILL.md"))
+	if err != nil {
+		return fmt.Errorf("bench-agent: %w (git-descent sets DESCENT_SKILL_DIR for rollouts)", err)
+	}
+	fmt.Fprintln(e.stdout, d.Answer(map[string]string{"SKILL.md": string(skill)}, prompt))
+	return nil
+}
+
+// benchProposeOptions is one call of a bench domain's proposer.
+type benchProposeOptions struct {
+	domain    string
+	seed      int    // --seed
+	failures  string // DESCENT_FAILURES, the feedback file
+	worker    string // DESCENT_WORKER
+	rationale string // DESCENT_RATIONALE_FILE; only its name is used, to vary the choices
+}
+
 func newBenchProposeCmd(e *env) *cobra.Command {
-	var seed int
+	var o benchProposeOptions
 	c := &cobra.Command{
 		Use:    "bench-propose <domain>",
 		Short:  "A bench domain's proposer (reads DESCENT_FAILURES, edits SKILL.md)",
 		Hidden: true,
 		Args:   argsUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			d, err := benchDomain(args[0])
-			if err != nil {
-				return err
-			}
-			fb, data, err := proposerFeedback("bench-propose")
-			if err != nil {
-				return err
-			}
-			file := filepath.Join(fb.SkillDir, "SKILL.md")
-			text, err := os.ReadFile(file)
-			if err != nil {
-				return fmt.Errorf("bench-propose: %w", err)
-			}
-			skill := map[string]string{"SKILL.md": string(text)}
-			rng := bench.NewRand(seed, os.Getenv("DESCENT_WORKER"), os.Getenv("DESCENT_RATIONALE_FILE"), string(text), string(data))
-			subject := d.Propose(rng, skill, fb)
-			if subject == "" {
-				return nil
-			}
-			if err := os.WriteFile(file, []byte(skill["SKILL.md"]), 0o644); err != nil {
-				return err
-			}
-			fmt.Fprintln(e.stdout, subject)
-			return nil
+			o.domain = args[0]
+			o.failures, o.worker, o.rationale = os.Getenv("DESCENT_FAILURES"), os.Getenv("DESCENT_WORKER"), os.Getenv("DESCENT_RATIONALE_FILE")
+			return runBenchPropose(c.Context(), e, o)
 		},
 	}
-	c.Flags().IntVar(&seed, "seed", 0, "varies the proposer's choices between runs")
+	c.Flags().IntVar(&o.seed, "seed", 0, "varies the proposer's choices between runs")
 	return c
+}
+
+func runBenchPropose(_ context.Context, e *env, o benchProposeOptions) error {
+	d, err := benchDomain(o.domain)
+	if err != nil {
+		return err
+	}
+	fb, data, err := proposerFeedback("bench-propose", o.failures)
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(fb.SkillDir, "SKILL.md")
+	text, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("bench-propose: %w", err)
+	}
+	skill := map[string]string{"SKILL.md": string(text)}
+	rng := bench.NewRand(o.seed, o.worker, o.rationale, string(text), string(data))
+	subject := d.Propose(rng, skill, fb)
+	if subject == "" {
+		return nil
+	}
+	if err := os.WriteFile(file, []byte(skill["SKILL.md"]), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, subject)
+	return nil
+}
+
+// benchScoreOptions is one scoring by a bench domain's scorer; the output
+// to score is on standard input.
+type benchScoreOptions struct {
+	domain   string
+	expected string // DESCENT_EXPECTED
 }
 
 func newBenchScoreCmd(e *env) *cobra.Command {
@@ -135,16 +178,20 @@ func newBenchScoreCmd(e *env) *cobra.Command {
 		Hidden: true,
 		Args:   argsUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			d, err := benchDomain(args[0])
-			if err != nil {
-				return err
-			}
-			out, err := io.ReadAll(c.InOrStdin())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "%g\n", d.Score(os.Getenv("DESCENT_EXPECTED"), string(out)))
-			return nil
+			return runBenchScore(c.Context(), e, benchScoreOptions{domain: args[0], expected: os.Getenv("DESCENT_EXPECTED")})
 		},
 	}
+}
+
+func runBenchScore(_ context.Context, e *env, o benchScoreOptions) error {
+	d, err := benchDomain(o.domain)
+	if err != nil {
+		return err
+	}
+	out, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%g\n", d.Score(o.expected, string(out)))
+	return nil
 }

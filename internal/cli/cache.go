@@ -23,23 +23,27 @@ tool it calls), or run evolve --no-cache once.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(&cobra.Command{
+	c.AddCommand(newCacheClearCmd(e))
+	return c
+}
+
+type cacheClearOptions struct {
+	library string // "" for every library
+}
+
+func newCacheClearCmd(e *env) *cobra.Command {
+	return &cobra.Command{
 		Use:   "clear [<library>]",
 		Short: "Delete the cached rollouts of a library (every library when none is named)",
 		Args:  argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			name := ""
-			if len(args) == 1 {
-				name = args[0]
-			}
-			return runCacheClear(c.Context(), e, name)
+			return runCacheClear(c.Context(), e, cacheClearOptions{library: firstArg(args)})
 		},
-	})
-	return c
+	}
 }
 
-func runCacheClear(ctx context.Context, e *env, name string) error {
-	repo, libs, err := e.libraries(ctx, name)
+func runCacheClear(ctx context.Context, e *env, o cacheClearOptions) error {
+	repo, libs, err := e.libraries(ctx, o.library)
 	if err != nil {
 		return err
 	}

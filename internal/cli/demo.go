@@ -67,11 +67,11 @@ func runDemo(ctx context.Context, e *env, o demoOptions) error {
 	if err := writeFiles(dir, demo.Files()); err != nil {
 		return err
 	}
-	de := &env{stdout: io.Discard, stderr: e.stderr, dir: dir, verbose: e.verbose}
+	de := &env{stdin: e.stdin, stdout: io.Discard, stderr: e.stderr, dir: dir, verbose: e.verbose}
 	err = runInit(ctx, de, initOptions{
 		path: demo.Path, run: "git-descent demo-agent", proposer: "git-descent demo-propose",
 		scorer: "exact", layout: "repo", frozen: []string{"evals/**"}, guarded: []string{"scripts/**"},
-	}, func(string) bool { return false })
+	})
 	if err != nil {
 		return err
 	}
@@ -138,6 +138,12 @@ func writeFiles(dir string, files map[string]string) error {
 	return nil
 }
 
+// demoAgentOptions is one rollout of the demo's agent.
+type demoAgentOptions struct {
+	skillDir string // DESCENT_SKILL_DIR
+	prompt   string // DESCENT_PROMPT; "" reads the prompt from standard input
+}
+
 func newDemoAgentCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:    "demo-agent",
@@ -145,22 +151,31 @@ func newDemoAgentCmd(e *env) *cobra.Command {
 		Hidden: true,
 		Args:   argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			prompt, err := rolloutPrompt(c)
-			if err != nil {
-				return err
-			}
-			dir := os.Getenv("DESCENT_SKILL_DIR")
-			if dir == "" {
-				return fmt.Errorf("demo-agent: DESCENT_SKILL_DIR is not set (git-descent sets it for rollouts)")
-			}
-			ans, err := demo.Answer(dir, prompt)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(e.stdout, ans)
-			return nil
+			return runDemoAgent(c.Context(), e, demoAgentOptions{skillDir: os.Getenv("DESCENT_SKILL_DIR"), prompt: os.Getenv("DESCENT_PROMPT")})
 		},
 	}
+}
+
+func runDemoAgent(_ context.Context, e *env, o demoAgentOptions) error {
+	prompt, err := rolloutPrompt(e, o.prompt)
+	if err != nil {
+		return err
+	}
+	if o.skillDir == "" {
+		return fmt.Errorf("demo-agent: DESCENT_SKILL_DIR is not set (git-descent sets it for rollouts)")
+	}
+	ans, err := demo.Answer(o.skillDir, prompt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, ans)
+	return nil
+}
+
+// demoProposeOptions is one call of the demo's proposer.
+type demoProposeOptions struct {
+	failures  string // DESCENT_FAILURES, the feedback file
+	rationale string // DESCENT_RATIONALE_FILE; "" prints the subject instead
 }
 
 func newDemoProposeCmd(e *env) *cobra.Command {
@@ -170,45 +185,49 @@ func newDemoProposeCmd(e *env) *cobra.Command {
 		Hidden: true,
 		Args:   argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			fb, _, err := proposerFeedback("demo-propose")
-			if err != nil {
-				return err
-			}
-			var fs []demo.Failure
-			for _, f := range fb.Failures {
-				fs = append(fs, demo.Failure{Prompt: f.Prompt, Output: strings.TrimSpace(f.Output)})
-			}
-			subject, body, err := demo.Propose(fb.SkillDir, fs)
-			if fb.Repair != nil {
-				subject, body, err = demo.Repair(fb.SkillDir, fb.Repair.Diff)
-			}
-			if err != nil || subject == "" {
-				return err
-			}
-			if p := os.Getenv("DESCENT_RATIONALE_FILE"); p != "" {
-				return os.WriteFile(p, []byte(subject+"\n\n"+body+"\n"), 0o644)
-			}
-			fmt.Fprintln(e.stdout, subject)
-			return nil
+			return runDemoPropose(c.Context(), e, demoProposeOptions{failures: os.Getenv("DESCENT_FAILURES"), rationale: os.Getenv("DESCENT_RATIONALE_FILE")})
 		},
 	}
 }
 
-// rolloutPrompt is the task's prompt as a built-in agent gets it:
-// DESCENT_PROMPT, or standard input.
-func rolloutPrompt(c *cobra.Command) (string, error) {
-	if prompt := os.Getenv("DESCENT_PROMPT"); prompt != "" {
-		return prompt, nil
+func runDemoPropose(_ context.Context, e *env, o demoProposeOptions) error {
+	fb, _, err := proposerFeedback("demo-propose", o.failures)
+	if err != nil {
+		return err
 	}
-	data, err := io.ReadAll(c.InOrStdin())
+	var fs []demo.Failure
+	for _, f := range fb.Failures {
+		fs = append(fs, demo.Failure{Prompt: f.Prompt, Output: strings.TrimSpace(f.Output)})
+	}
+	subject, body, err := demo.Propose(fb.SkillDir, fs)
+	if fb.Repair != nil {
+		subject, body, err = demo.Repair(fb.SkillDir, fb.Repair.Diff)
+	}
+	if err != nil || subject == "" {
+		return err
+	}
+	if o.rationale != "" {
+		return os.WriteFile(o.rationale, []byte(subject+"\n\n"+body+"\n"), 0o644)
+	}
+	fmt.Fprintln(e.stdout, subject)
+	return nil
+}
+
+// rolloutPrompt is the task's prompt as a built-in agent gets it: given
+// (DESCENT_PROMPT) when set, else standard input.
+func rolloutPrompt(e *env, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	data, err := io.ReadAll(e.stdin)
 	return string(data), err
 }
 
 // proposerFeedback reads the feedback a built-in proposer (cmd) is given in
-// DESCENT_FAILURES, and the file's bytes.
-func proposerFeedback(cmd string) (agent.Feedback, []byte, error) {
+// the file DESCENT_FAILURES names, and the file's bytes.
+func proposerFeedback(cmd, file string) (agent.Feedback, []byte, error) {
 	var fb agent.Feedback
-	data, err := os.ReadFile(os.Getenv("DESCENT_FAILURES"))
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return fb, nil, fmt.Errorf("%s: read DESCENT_FAILURES: %w", cmd, err)
 	}

@@ -28,6 +28,7 @@ type initOptions struct {
 	frozen   []string
 	guarded  []string
 	force    bool
+	given    map[string]bool // which of evals, scorer, frozen and guarded the command line gave; the others are defaults
 }
 
 func newInitCmd(e *env) *cobra.Command {
@@ -65,7 +66,11 @@ to replace a different value (or a foreign merge driver) without --force.`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.path = args[0]
-			return runInit(c.Context(), e, o, c.Flags().Changed)
+			o.given = map[string]bool{}
+			for _, f := range []string{"evals", "scorer", "frozen", "guarded"} {
+				o.given[f] = c.Flags().Changed(f)
+			}
+			return runInit(c.Context(), e, o)
 		},
 	}
 	f := c.Flags()
@@ -77,19 +82,11 @@ to replace a different value (or a foreign merge driver) without --force.`,
 	f.StringVar(&o.layout, "layout", "", "where rollouts see the library: repo, claude (.claude/skills/<name>), codex (.agents/skills/<name>), root or a relative path (default: where the runner looks for skills, else repo)")
 	f.StringSliceVar(&o.frozen, "frozen", []string{"evals/**"}, "L0 globs, relative to the library")
 	f.StringSliceVar(&o.guarded, "guarded", []string{"scripts/**"}, "L1 globs, relative to the library")
-	f.BoolVar(&o.force, "force", false, "replace existing values and a foreign merge driver")
+	f.BoolVar(&o.force, "force", false, "replace existing values with the ones given, and a foreign merge driver")
 	return c
 }
 
-// setting is one key init wants in .descent; explicit means the user asked
-// for this value on the command line (a default only fills a missing key).
-type setting struct {
-	key      string
-	values   []string
-	explicit bool
-}
-
-func runInit(ctx context.Context, e *env, o initOptions, changed func(string) bool) error {
+func runInit(ctx context.Context, e *env, o initOptions) error {
 	if _, err := git.CheckVersion(ctx); err != nil {
 		return err
 	}
@@ -118,23 +115,7 @@ func runInit(ctx context.Context, e *env, o initOptions, changed func(string) bo
 	if evals == "" {
 		evals, detected = detectEvals(filepath.Join(repo.Top(), filepath.FromSlash(rel)))
 	}
-	settings := []setting{
-		{"path", []string{rel}, true},
-		{"evals", []string{library.CleanPath(evals)}, changed("evals")},
-		{"scorer", []string{o.scorer}, changed("scorer")},
-		{"frozen", o.frozen, changed("frozen")},
-		{"guarded", o.guarded, changed("guarded")},
-	}
-	if o.layout != "" {
-		settings = append(settings, setting{"layout", []string{o.layout}, true})
-	}
-	if o.run != "" {
-		settings = append(settings, setting{"run", []string{o.run}, true})
-	}
-	if o.proposer != "" {
-		settings = append(settings, setting{"proposer", []string{o.proposer}, true})
-	}
-	if err := checkOtherLibraries(ctx, repo, name, rel); err != nil {
+	if err := library.CheckPath(ctx, repo, name, rel); err != nil {
 		return err
 	}
 	// Check the merge driver first, so a conflict there writes nothing.
@@ -142,7 +123,7 @@ func runInit(ctx context.Context, e *env, o initOptions, changed func(string) bo
 	if err != nil {
 		return err
 	}
-	wrote, err := writeSettings(ctx, repo, name, settings, o.force)
+	wrote, err := library.Write(ctx, repo, initRequest(o, name, rel, evals))
 	if err != nil {
 		return err
 	}
@@ -151,6 +132,24 @@ func runInit(ctx context.Context, e *env, o initOptions, changed func(string) bo
 		return err
 	}
 	return reportInit(ctx, e, repo, name, rel, evals, detected, wrote, changes)
+}
+
+// initRequest is the library section init writes: path, evals, scorer,
+// frozen and guarded always (as defaults unless given), layout, run and
+// proposer when given.
+func initRequest(o initOptions, name, rel, evals string) library.WriteRequest {
+	req := library.WriteRequest{Name: name, Path: rel, Force: o.force, Settings: []library.Setting{
+		{Key: "evals", Values: []string{library.CleanPath(evals)}, Explicit: o.given["evals"]},
+		{Key: "scorer", Values: []string{o.scorer}, Explicit: o.given["scorer"]},
+		{Key: "frozen", Values: o.frozen, Explicit: o.given["frozen"]},
+		{Key: "guarded", Values: o.guarded, Explicit: o.given["guarded"]},
+	}}
+	for _, kv := range [][2]string{{"layout", o.layout}, {"run", o.run}, {"proposer", o.proposer}} {
+		if kv[1] != "" {
+			req.Settings = append(req.Settings, library.Setting{Key: kv[0], Values: []string{kv[1]}, Explicit: true})
+		}
+	}
+	return req
 }
 
 // libraryPath resolves the path argument (relative to -C) to a directory
@@ -210,73 +209,6 @@ func detectEvals(dir string) (string, bool) {
 		}
 	}
 	return "evals/evals.json", false
-}
-
-// checkOtherLibraries refuses a name or path another library already has.
-func checkOtherLibraries(ctx context.Context, repo *git.Repo, name, rel string) error {
-	libs, err := library.LoadAll(ctx, repo)
-	if err != nil {
-		return err
-	}
-	for _, l := range libs {
-		if l.Name != name && l.Path == rel {
-			return fmt.Errorf("%s is already configured as library %q in %s", rel, l.Name, library.FileName)
-		}
-	}
-	return nil
-}
-
-// writeSettings writes the keys of one library section and returns the keys
-// it wrote. A key that already has a different value is kept, or replaced
-// with force; asking explicitly for a different value without force is an
-// error naming the key and the value found, and then nothing is written.
-func writeSettings(ctx context.Context, repo *git.Repo, name string, settings []setting, force bool) ([]string, error) {
-	file := library.File(repo)
-	existing, err := repo.ConfigList(ctx, file, `^library\.`)
-	if err != nil {
-		return nil, err
-	}
-	var writes []setting
-	for _, s := range settings {
-		key := "library." + name + "." + s.key
-		var found []string
-		for _, e := range existing {
-			if e.Key == key {
-				found = append(found, e.Value)
-			}
-		}
-		switch {
-		case equal(found, s.values):
-			continue
-		case len(found) > 0 && !s.explicit && !force:
-			continue // a value the user set; defaults never replace it
-		case len(found) > 0 && !force:
-			return nil, fmt.Errorf("%s already sets %s = %q; not replacing it with %q (edit %s, or re-run with --force)",
-				library.FileName, key, strings.Join(found, ", "), strings.Join(s.values, ", "), library.FileName)
-		}
-		writes = append(writes, s)
-	}
-	var wrote []string
-	for _, s := range writes {
-		key := "library." + name + "." + s.key
-		if err := repo.ConfigReplaceAll(ctx, file, key, s.values); err != nil {
-			return wrote, fmt.Errorf("write %s: %w", key, err)
-		}
-		wrote = append(wrote, s.key)
-	}
-	return wrote, nil
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func reportInit(ctx context.Context, e *env, repo *git.Repo, name, rel, evals string, detected bool, wrote []string, changes []hooks.Change) error {

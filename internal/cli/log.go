@@ -11,8 +11,14 @@ import (
 	"github.com/git-descent/git-descent/ledger"
 )
 
+type logOptions struct {
+	library string
+	json    bool
+	fusion  bool // the fusion statistics instead of the decisions
+}
+
 func newLogCmd(e *env) *cobra.Command {
-	var asJSON, fusion bool
+	var o logOptions
 	c := &cobra.Command{
 		Use:   "log [<library>]",
 		Short: "List every decision, accepted or not, with its numbers",
@@ -24,23 +30,21 @@ failed, changed nothing, or edited what it may not) appear too, without a hash.
 The same decisions are notes on the proposal commits: git log --notes=descent.`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			name := ""
-			if len(args) == 1 {
-				name = args[0]
-			}
-			if fusion {
-				return runFusionLog(c.Context(), e, name, asJSON)
-			}
-			return runLog(c.Context(), e, name, asJSON)
+			o.library = firstArg(args)
+			return runLog(c.Context(), e, o)
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the decisions as JSON")
-	c.Flags().BoolVar(&fusion, "fusion", false, "print the fusion statistics instead (see evolve --fusion-tournament)")
+	c.Flags().BoolVar(&o.json, "json", false, "print the decisions as JSON")
+	c.Flags().BoolVar(&o.fusion, "fusion", false, "print the fusion statistics instead (see evolve --fusion-tournament)")
 	return c
 }
 
-func runLog(ctx context.Context, e *env, name string, asJSON bool) error {
-	repo, lib, err := e.library(ctx, name)
+// runLog prints the decisions, or with o.fusion the fusion statistics.
+func runLog(ctx context.Context, e *env, o logOptions) error {
+	if o.fusion {
+		return runFusionLog(ctx, e, o)
+	}
+	repo, lib, err := e.library(ctx, o.library)
 	if err != nil {
 		return err
 	}
@@ -48,7 +52,7 @@ func runLog(ctx context.Context, e *env, name string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if o.json {
 		if ds == nil {
 			ds = []ledger.Decision{}
 		}
@@ -93,8 +97,8 @@ func clipText(s string, n int) string {
 
 // runFusionLog prints what fusing proposals achieved: with the tournament
 // on, every fusion ranked against its best single member.
-func runFusionLog(ctx context.Context, e *env, name string, asJSON bool) error {
-	repo, lib, err := e.library(ctx, name)
+func runFusionLog(ctx context.Context, e *env, o logOptions) error {
+	repo, lib, err := e.library(ctx, o.library)
 	if err != nil {
 		return err
 	}
@@ -103,7 +107,7 @@ func runFusionLog(ctx context.Context, e *env, name string, asJSON bool) error {
 		return err
 	}
 	fs := head.State.Fusion
-	if asJSON {
+	if o.json {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(fs)

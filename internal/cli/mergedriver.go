@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/git-descent/git-descent/merge"
 )
+
+type mergeDriverOptions struct {
+	base, ours, theirs string // the files git passes as %O, %A and %B; the result is written over ours
+	markerSize         int    // %L
+	path               string // %P, the path the merged file has in the repository
+}
 
 func newMergeDriverCmd(e *env) *cobra.Command {
 	return &cobra.Command{
@@ -23,14 +30,20 @@ both made the same edit, it appears once. It writes the result over <ours> and e
 			if err != nil {
 				return &UsageError{err}
 			}
-			n, err := merge.RunDriver(c.Context(), args[0], args[1], args[2], size, args[4])
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				return &ExitError{Code: 1}
-			}
-			return nil
+			return runMergeDriver(c.Context(), e, mergeDriverOptions{base: args[0], ours: args[1], theirs: args[2], markerSize: size, path: args[4]})
 		},
 	}
+}
+
+// runMergeDriver merges, and follows git's convention for a merge driver:
+// an *ExitError with code 1 when conflicts remain.
+func runMergeDriver(ctx context.Context, _ *env, o mergeDriverOptions) error {
+	n, err := merge.RunDriver(ctx, o.base, o.ours, o.theirs, o.markerSize, o.path)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return &ExitError{Code: 1}
+	}
+	return nil
 }

@@ -13,8 +13,13 @@ import (
 	"github.com/git-descent/git-descent/library"
 )
 
+type promoteOptions struct {
+	library string
+	force   bool
+}
+
 func newPromoteCmd(e *env) *cobra.Command {
-	var force bool
+	var o promoteOptions
 	c := &cobra.Command{
 		Use:   "promote [<library>]",
 		Short: "Fast-forward stable to dev now, if dev holds up against stable",
@@ -25,11 +30,16 @@ only ever fast-forwards), and dev must score at least as well as stable on valid
 forced in the journal. Both versions are scored on the sealed test split for the record.`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runPromote(c.Context(), e, firstArg(args), force)
+			o.library = firstArg(args)
+			return runPromote(c.Context(), e, o)
 		},
 	}
-	c.Flags().BoolVar(&force, "force", false, "promote even if dev scores below stable (recorded as forced)")
+	c.Flags().BoolVar(&o.force, "force", false, "promote even if dev scores below stable (recorded as forced)")
 	return c
+}
+
+type rollbackOptions struct {
+	library string
 }
 
 func newRollbackCmd(e *env) *cobra.Command {
@@ -41,16 +51,9 @@ old dev stays reachable through the journal (refs/descent/<lib>/journal), so not
 merged since is lost: git log --all finds it, and a later evolve starts from stable.`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runRollback(c.Context(), e, firstArg(args))
+			return runRollback(c.Context(), e, rollbackOptions{library: firstArg(args)})
 		},
 	}
-}
-
-func firstArg(args []string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	return args[0]
 }
 
 // adminLibrary opens the repository and a library that has been evolved.
@@ -65,12 +68,12 @@ func adminLibrary(ctx context.Context, e *env, name string) (*git.Repo, *library
 	return repo, lib, nil
 }
 
-func runPromote(ctx context.Context, e *env, name string, force bool) error {
-	repo, lib, err := adminLibrary(ctx, e, name)
+func runPromote(ctx context.Context, e *env, o promoteOptions) error {
+	repo, lib, err := adminLibrary(ctx, e, o.library)
 	if err != nil {
 		return err
 	}
-	p, err := evolve.Promote(ctx, repo, lib, force, evolve.Options{Log: e.logger()})
+	p, err := evolve.Promote(ctx, repo, lib, o.force, evolve.Options{Log: e.logger()})
 	if err != nil {
 		return err
 	}
@@ -86,8 +89,8 @@ func runPromote(ctx context.Context, e *env, name string, force bool) error {
 	return nil
 }
 
-func runRollback(ctx context.Context, e *env, name string) error {
-	repo, lib, err := adminLibrary(ctx, e, name)
+func runRollback(ctx context.Context, e *env, o rollbackOptions) error {
+	repo, lib, err := adminLibrary(ctx, e, o.library)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ import (
 
 // env carries a command's I/O and global flags.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	dir            string // -C
 	verbose        bool   // -v
@@ -74,7 +76,7 @@ func (e *ExitError) Error() string { return e.Message }
 
 // Run executes the command line args and returns the error to report.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := newRootCmd(&env{stdout: stdout, stderr: stderr, dir: "."})
+	root := newRootCmd(&env{stdin: os.Stdin, stdout: stdout, stderr: stderr, dir: "."})
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -149,4 +151,13 @@ func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// firstArg is the optional positional argument of a command that takes at
+// most one, or "".
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }

@@ -15,8 +15,13 @@ import (
 	"github.com/git-descent/git-descent/library"
 )
 
+type showOptions struct {
+	rev   string // a revision naming a proposal commit
+	color string // auto, always or never
+}
+
 func newShowCmd(e *env) *cobra.Command {
-	var color string
+	var o showOptions
 	c := &cobra.Command{
 		Use:   "show <proposal>",
 		Short: "Show a proposal's evidence, the decisions about it, and its diff",
@@ -26,21 +31,22 @@ trailers), every decision the aggregator made about it, and the diff against the
 snapshot it was made from.`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runShow(c.Context(), e, args[0], color)
+			o.rev = args[0]
+			return runShow(c.Context(), e, o)
 		},
 	}
-	c.Flags().StringVar(&color, "color", "auto", "color the diff: auto, always or never")
+	c.Flags().StringVar(&o.color, "color", "auto", "color the diff: auto, always or never")
 	return c
 }
 
-func runShow(ctx context.Context, e *env, rev, color string) error {
+func runShow(ctx context.Context, e *env, o showOptions) error {
 	repo, err := e.repo(ctx)
 	if err != nil {
 		return err
 	}
-	commit, err := repo.ResolveRef(ctx, rev+"^{commit}")
+	commit, err := repo.ResolveRef(ctx, o.rev+"^{commit}")
 	if errors.Is(err, git.ErrRefNotFound) {
-		return fmt.Errorf("%q names no commit (give a proposal hash or a worker branch such as descent/<lib>/w/1)", rev)
+		return fmt.Errorf("%q names no commit (give a proposal hash or a worker branch such as descent/<lib>/w/1)", o.rev)
 	}
 	if err != nil {
 		return err
@@ -108,7 +114,7 @@ func runShow(ctx context.Context, e *env, rev, color string) error {
 			fmt.Fprintf(w, "  oracle: %s\n", d.Oracle)
 		}
 	}
-	diff, err := repo.Diff(ctx, p.Base, p.Commit, []string{lib.Path}, useColor(color, w))
+	diff, err := repo.Diff(ctx, p.Base, p.Commit, []string{lib.Path}, useColor(o.color, w))
 	if err != nil {
 		return err
 	}

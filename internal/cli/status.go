@@ -14,21 +14,23 @@ import (
 	"github.com/git-descent/git-descent/library"
 )
 
+type statusOptions struct {
+	library string // "" for every library
+	json    bool
+}
+
 func newStatusCmd(e *env) *cobra.Command {
-	var asJSON bool
+	var o statusOptions
 	c := &cobra.Command{
 		Use:   "status [<library>]",
 		Short: "Show each library's dev and stable, scores, decisions and pending proposals",
 		Args:  argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			name := ""
-			if len(args) == 1 {
-				name = args[0]
-			}
-			return runStatus(c.Context(), e, name, asJSON)
+			o.library = firstArg(args)
+			return runStatus(c.Context(), e, o)
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	c.Flags().BoolVar(&o.json, "json", false, "print as JSON")
 	return c
 }
 
@@ -52,8 +54,8 @@ type workerStatus struct {
 	Decision string   `json:"decision"` // the outcome of its latest decision, or "undecided"
 }
 
-func runStatus(ctx context.Context, e *env, name string, asJSON bool) error {
-	repo, libs, err := e.libraries(ctx, name)
+func runStatus(ctx context.Context, e *env, o statusOptions) error {
+	repo, libs, err := e.libraries(ctx, o.library)
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func runStatus(ctx context.Context, e *env, name string, asJSON bool) error {
 		}
 		all = append(all, st)
 	}
-	if asJSON {
+	if o.json {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(all)
