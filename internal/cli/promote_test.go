@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/ledger"
-	"github.com/git-descent/git-descent/merge"
 )
 
 func TestPromoteRollbackNotEvolved(t *testing.T) {
@@ -34,7 +34,7 @@ func TestPromoteRollbackNothingToDo(t *testing.T) {
 
 	for _, force := range []bool{false, true} {
 		err := runPromote(ctx, te.env, promoteOptions{library: "skills/codes", force: force})
-		if !errors.Is(err, merge.ErrNotPromotable) || !strings.Contains(err.Error(), "stable is already at dev ("+head.Short()+")") {
+		if !errors.Is(err, aggregate.ErrNotPromotable) || !strings.Contains(err.Error(), "stable is already at dev ("+head.Short()+")") {
 			t.Errorf("promote, force %v: %v", force, err)
 		}
 	}
