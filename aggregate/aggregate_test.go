@@ -84,10 +84,8 @@ func newFixture(t *testing.T, skill string, validation ...string) *fixture {
 		t.Fatal(err)
 	}
 	f.start = f.commit("", skill)
-	for _, ref := range []string{"dev", "stable"} {
-		if err := repo.SetRef(ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/" + ref, Hash: f.start}); err != nil {
-			t.Fatal(err)
-		}
+	if _, _, err := ledger.Start(ctx, repo, "s", f.start); err != nil {
+		t.Fatal(err)
 	}
 	f.lib = library.New("skills/s")
 	f.lib.PromoteAfter = 2

@@ -25,11 +25,13 @@ import (
 //  6. promising proposals (evidence positive, not yet enough), this
 //     round's and those waiting from earlier rounds, are pooled into one
 //     candidate and gated together (pool);
-//  7. promotion, then every decision in the journal.
+//  7. promotion, then the round's last record in the journal.
 //
-// Measurements may be cancelled; writes are not. When the context ends
-// between candidates, the decisions made so far are recorded and the
-// proposals not yet decided stay on their worker branches for the next run.
+// Each merge into dev and each repair is recorded the moment it is made
+// (record), so the journal holds every decision that moved a ref whatever
+// instant the process dies. Measurements may be cancelled; writes are not.
+// When the context ends between candidates, the decisions made so far are
+// recorded and the proposals not yet decided are decided by the next run.
 func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []ledger.Decision) (*RoundResult, error) {
 	head, err := a.journal.Head(ctx)
 	if err != nil {
