@@ -50,7 +50,7 @@ func runTestDriver(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	n, err := RunDriver(context.Background(), args[0], args[1], args[2], size, args[4])
+	n, err := RunDriver(context.Background(), nil, args[0], args[1], args[2], size, args[4])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -249,7 +249,7 @@ func TestMergeText(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ours, base, theirs := []byte(tc.ours), []byte(tc.base), []byte(tc.theirs)
-			res, err := MergeText(t.Context(), TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels, MarkerSize: tc.size})
+			res, err := MergeText(t.Context(), nil, TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels, MarkerSize: tc.size})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -287,7 +287,7 @@ func TestMergeTextBinary(t *testing.T) {
 	for i := range 3 {
 		texts := [3][]byte{text, text, text}
 		texts[i] = []byte("a\x00b\n")
-		_, err := MergeText(t.Context(), TextRequest{Ours: texts[0], Base: texts[1], Theirs: texts[2]})
+		_, err := MergeText(t.Context(), nil, TextRequest{Ours: texts[0], Base: texts[1], Theirs: texts[2]})
 		if !errors.Is(err, ErrBinary) {
 			t.Errorf("side %d binary: err = %v, want ErrBinary", i, err)
 		}
@@ -464,7 +464,7 @@ func TestMergeTextDifferential(t *testing.T) {
 	for i := range cases {
 		ours, base, theirs := g.next()
 		size := []int{0, 7, 9, 15}[g.rng.IntN(4)]
-		res, err := MergeText(t.Context(), TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels, MarkerSize: size})
+		res, err := MergeText(t.Context(), nil, TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels, MarkerSize: size})
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -579,7 +579,7 @@ func TestRunDriver(t *testing.T) {
 	theirs := write("theirs", "a\nY\nb\nC2\n", 0o600)
 	ours := write("ours", "a\nX\nb\nC1\n", 0o640)
 
-	n, err := RunDriver(t.Context(), base, ours, theirs, 9, "skills/pdf/SKILL.md")
+	n, err := RunDriver(t.Context(), nil, base, ours, theirs, 9, "skills/pdf/SKILL.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +601,7 @@ func TestRunDriver(t *testing.T) {
 
 	write("theirs", "a\nY\nb\nc\n", 0o600)
 	write("ours", "a\nX\nb\nc\n", 0o640)
-	if n, err := RunDriver(t.Context(), base, ours, theirs, 0, ""); err != nil || n != 0 {
+	if n, err := RunDriver(t.Context(), nil, base, ours, theirs, 0, ""); err != nil || n != 0 {
 		t.Errorf("clean RunDriver = %d, %v; want 0, nil", n, err)
 	}
 	if got, _ := os.ReadFile(ours); string(got) != "a\nX\nY\nb\nc\n" {
@@ -609,13 +609,13 @@ func TestRunDriver(t *testing.T) {
 	}
 
 	write("theirs", "a\x00\n", 0o600)
-	if _, err := RunDriver(t.Context(), base, ours, theirs, 0, "bin"); !errors.Is(err, ErrBinary) {
+	if _, err := RunDriver(t.Context(), nil, base, ours, theirs, 0, "bin"); !errors.Is(err, ErrBinary) {
 		t.Errorf("binary RunDriver: err = %v, want ErrBinary", err)
 	}
 	if got, _ := os.ReadFile(ours); string(got) != "a\nX\nY\nb\nc\n" {
 		t.Errorf("binary RunDriver changed ours to %q", got)
 	}
-	if _, err := RunDriver(t.Context(), filepath.Join(dir, "missing"), ours, theirs, 0, "m"); !errors.Is(err, os.ErrNotExist) {
+	if _, err := RunDriver(t.Context(), nil, filepath.Join(dir, "missing"), ours, theirs, 0, "m"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing base: err = %v, want ErrNotExist", err)
 	}
 }
@@ -704,7 +704,7 @@ func FuzzMergeText(f *testing.F) {
 		f.Add([]byte(seed[0]), []byte(seed[1]), []byte(seed[2]))
 	}
 	f.Fuzz(func(t *testing.T, ours, base, theirs []byte) {
-		res, err := MergeText(t.Context(), TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels})
+		res, err := MergeText(t.Context(), nil, TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels})
 		if binaryText(ours) || binaryText(base) || binaryText(theirs) {
 			if !errors.Is(err, ErrBinary) {
 				t.Fatalf("binary input: err = %v, want ErrBinary", err)

@@ -90,7 +90,7 @@ type setting struct {
 }
 
 func runInit(ctx context.Context, e *env, o initOptions, changed func(string) bool) error {
-	if _, err := git.CheckVersion(ctx); err != nil {
+	if _, err := git.CheckVersion(ctx, e.logger()); err != nil {
 		return err
 	}
 	repo, err := e.repo(ctx)

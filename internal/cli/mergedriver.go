@@ -23,7 +23,7 @@ both made the same edit, it appears once. It writes the result over <ours> and e
 			if err != nil {
 				return &UsageError{err}
 			}
-			n, err := merge.RunDriver(c.Context(), args[0], args[1], args[2], size, args[4])
+			n, err := merge.RunDriver(c.Context(), e.logger(), args[0], args[1], args[2], size, args[4])
 			if err != nil {
 				return err
 			}

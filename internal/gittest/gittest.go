@@ -41,7 +41,7 @@ func NewRepo(t testing.TB) (context.Context, *git.Repo) {
 	t.Helper()
 	Isolate(t)
 	ctx := context.Background()
-	repo, err := git.InitRepo(ctx, t.TempDir())
+	repo, err := git.InitRepo(ctx, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
