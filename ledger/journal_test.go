@@ -223,7 +223,7 @@ func TestJournalRecordStaleHead(t *testing.T) {
 		if got := resolve(t, ctx, repo, NotesRef); got != notesBefore {
 			t.Errorf("notes moved to %s after a lost race", got)
 		}
-		if _, err := gitRun(repo, "notes", "--ref=descent", "show", string(ps["2"])); err == nil {
+		if _, ok := gittest.Note(t, repo, NotesRef, ps["2"]); ok {
 			t.Errorf("the losing writer's proposal got a note")
 		}
 	}
