@@ -32,7 +32,7 @@ func TestDriverProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	n, err := merge.RunDriver(context.Background(), args[0], args[1], args[2], size, args[4])
+	n, err := merge.RunDriver(context.Background(), nil, args[0], args[1], args[2], size, args[4])
 	switch {
 	case err != nil:
 		fmt.Fprintln(os.Stderr, err)

@@ -139,7 +139,7 @@ func runOnce(ctx context.Context, o Options, d Domain, gate string, run int) (Re
 // setupRepo writes the domain's repository, configures the library under
 // gate, registers the merge driver and commits.
 func setupRepo(ctx context.Context, dir string, d Domain, gate string, run int) (*git.Repo, *library.Library, error) {
-	repo, err := git.InitRepo(ctx, dir)
+	repo, err := git.InitRepo(ctx, dir, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -45,7 +45,7 @@ type runner struct {
 // setup checks the preconditions of a run and prepares everything it needs:
 // tasks and splits, dev and stable refs, the evaluator, the workers.
 func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options, meter *budget.Meter) (*runner, error) {
-	if _, err := git.CheckVersion(ctx); err != nil {
+	if _, err := git.CheckVersion(ctx, opts.Log); err != nil {
 		return nil, err
 	}
 	if err := validate(lib); err != nil {

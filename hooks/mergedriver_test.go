@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -24,24 +24,27 @@ func newRepo(t *testing.T) (context.Context, *git.Repo, string) {
 	return ctx, repo, os.Getenv("HOME")
 }
 
-func gitOut(t *testing.T, repo *git.Repo, args ...string) string {
-	t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir = repo.Top()
-	out, err := c.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimRight(string(out), "\n")
-}
-
-// localConfig returns a key's values in the repository's own config.
+// localConfig returns a key's values in the repository's own config, one
+// a line ("" when unset).
 func localConfig(t *testing.T, repo *git.Repo, key string) string {
 	t.Helper()
-	c := exec.Command("git", "config", "--local", "--get-all", key)
-	c.Dir = repo.Top()
-	out, _ := c.Output() // exit 1: unset
-	return strings.TrimRight(string(out), "\n")
+	es, err := repo.ConfigList(context.Background(), "", "^"+regexp.QuoteMeta(key)+"$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []string
+	for _, e := range es {
+		vs = append(vs, e.Value)
+	}
+	return strings.Join(vs, "\n")
+}
+
+// setLocalConfig sets a key in the repository's own config.
+func setLocalConfig(t *testing.T, repo *git.Repo, key, value string) {
+	t.Helper()
+	if err := repo.ConfigSet(context.Background(), "", key, value); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func readFile(t *testing.T, name string) string {
@@ -66,8 +69,11 @@ func writeFile(t *testing.T, name, data string) {
 // checkAttr asks git which merge driver it would use for path.
 func checkAttr(t *testing.T, repo *git.Repo, attr, path string) string {
 	t.Helper()
-	out := gitOut(t, repo, "check-attr", attr, "--", path)
-	return out[strings.LastIndex(out, ": ")+2:]
+	v, err := repo.CheckAttr(context.Background(), attr, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func TestInstallMergeDriverFresh(t *testing.T) {
@@ -153,10 +159,10 @@ func TestInstallMergeDriverExistingConfig(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, repo, _ := newRepo(t)
 			if c.driver != "" {
-				gitOut(t, repo, "config", "--local", "merge.descent.driver", c.driver)
+				setLocalConfig(t, repo, "merge.descent.driver", c.driver)
 			}
 			if c.label != "" {
-				gitOut(t, repo, "config", "--local", "merge.descent.name", c.label)
+				setLocalConfig(t, repo, "merge.descent.name", c.label)
 			}
 			_, err := InstallMergeDriver(ctx, repo, lib, c.force)
 			var ce *ConflictError
@@ -196,8 +202,8 @@ func TestInstallMergeDriverIgnoresGlobalConfig(t *testing.T) {
 	ctx, repo, home := newRepo(t)
 	global := filepath.Join(home, ".gitconfig")
 	writeFile(t, global, "[merge \"descent\"]\n\tdriver = my-global-merge %O %A %B\n\tname = mine\n")
-	if got := gitOut(t, repo, "config", "--get", "merge.descent.driver"); got != "my-global-merge %O %A %B" {
-		t.Fatalf("setup: global config not in effect: %q", got)
+	if got, _, err := repo.ConfigGet(ctx, "merge.descent.driver"); err != nil || got != "my-global-merge %O %A %B" {
+		t.Fatalf("setup: global config not in effect: %q, %v", got, err)
 	}
 	if _, err := InstallMergeDriver(ctx, repo, lib, false); err != nil {
 		t.Fatalf("a global setting was taken for a conflict: %v", err)

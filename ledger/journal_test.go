@@ -226,7 +226,7 @@ func TestJournalRecordStaleHead(t *testing.T) {
 		if got := resolve(t, ctx, repo, NotesRef); got != notesBefore {
 			t.Errorf("notes moved to %s after a lost race", got)
 		}
-		if _, err := gitRun(repo, "notes", "--ref=descent", "show", string(ps["2"])); err == nil {
+		if _, ok := gittest.Note(t, repo, NotesRef, ps["2"]); ok {
 			t.Errorf("the losing writer's proposal got a note")
 		}
 	}
@@ -323,8 +323,8 @@ func TestRecordMovesDevWithItsRecord(t *testing.T) {
 		t.Errorf("journal = %s, want %s", got, head.Commit)
 	}
 	for _, c := range []git.Hash{p, other} {
-		if _, err := gitRun(repo, "notes", "--ref=descent", "show", string(c)); err != nil {
-			t.Errorf("no note on %s: %v", c.Short(), err)
+		if _, ok := gittest.Note(t, repo, "descent", c); !ok {
+			t.Errorf("no note on %s", c.Short())
 		}
 	}
 }

@@ -37,7 +37,7 @@ func TestRecordNotesProposals(t *testing.T) {
 			}
 		}
 		for p, note := range want {
-			if got := gitOut(t, repo, "notes", "--ref=descent", "show", string(p)); got+"\n" != note {
+			if got, _ := gittest.Note(t, repo, NotesRef, p); got != note {
 				t.Errorf("round %d: note on %s:\n%s\nwant\n%s", i+1, p.Short(), got, note)
 			}
 		}
@@ -52,7 +52,7 @@ func TestRecordNotesProposals(t *testing.T) {
 	if strings.Contains(note, "rejected") {
 		t.Errorf("the old decision survived in the note:\n%s", note)
 	}
-	if n := strings.Count(gitOut(t, repo, "notes", "--ref=descent", "list"), "\n") + 1; n != 2 {
+	if n := len(gittest.NotedObjects(t, repo, NotesRef)); n != 2 {
 		t.Errorf("%d notes, want 2 (none for a decision without a proposal)", n)
 	}
 }
@@ -86,7 +86,7 @@ func TestRecordReplacesFannedOutNote(t *testing.T) {
 	if err := repo.SetRef(ctx, git.SetRefRequest{Ref: NotesRef, Hash: notes}); err != nil {
 		t.Fatal(err)
 	}
-	if got := gitOut(t, repo, "notes", "--ref=descent", "show", string(ps["1"])); got != "old note on 1" {
+	if got, _ := gittest.Note(t, repo, NotesRef, ps["1"]); got != "old note on 1\n" {
 		t.Fatalf("setup: git does not read the fanned-out note: %q", got)
 	}
 
@@ -94,16 +94,22 @@ func TestRecordReplacesFannedOutNote(t *testing.T) {
 	if _, err := OpenJournal(repo, "pdf").Record(ctx, JournalHead{}, Entry{State: State{Round: 1}, Decisions: []Decision{d}, Message: "round 1\n"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := gitOut(t, repo, "notes", "--ref=descent", "show", string(ps["1"])); got+"\n" != d.Note() {
+	if got, _ := gittest.Note(t, repo, NotesRef, ps["1"]); got != d.Note() {
 		t.Errorf("note on the proposal:\n%s\nwant exactly\n%s", got, d.Note())
 	}
-	if got := gitOut(t, repo, "notes", "--ref=descent", "show", string(ps["2"])); got != "note on 2, untouched" {
+	if got, _ := gittest.Note(t, repo, NotesRef, ps["2"]); got != "note on 2, untouched\n" {
 		t.Errorf("other note = %q", got)
 	}
-	list := gitOut(t, repo, "notes", "--ref=descent", "list")
+	list := gittest.NotedObjects(t, repo, NotesRef)
 	for _, p := range []git.Hash{ps["1"], ps["2"]} {
-		if n := strings.Count(list, " "+string(p)); n != 1 {
-			t.Errorf("git notes list names %s %d times, want once:\n%s", p.Short(), n, list)
+		n := 0
+		for _, o := range list {
+			if o == p {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("git notes list names %s %d times, want once: %v", p.Short(), n, list)
 		}
 	}
 	var paths []string

@@ -126,8 +126,8 @@ func TestWriteProposal(t *testing.T) {
 	}
 	// The second write moved the branch from the first proposal: the
 	// reflog shows both updates, newest first.
-	if got := gitOut(t, repo, "reflog", "--format=%H", ref); got != string(commits[1])+"\n"+string(commits[0]) {
-		t.Errorf("reflog of %s:\n%s\nwant %v newest first", ref, got, commits)
+	if got := gittest.Reflog(t, repo, ref); !reflect.DeepEqual(got, []git.Hash{commits[1], commits[0]}) {
+		t.Errorf("reflog of %s: %v, want %v newest first", ref, got, commits)
 	}
 }
 

@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"context"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
@@ -50,33 +48,6 @@ func editTree(t *testing.T, ctx context.Context, repo *git.Repo, base git.Hash, 
 	}
 	return tree
 }
-
-// gitOut runs git in the repository and returns its trimmed stdout.
-func gitOut(t *testing.T, repo *git.Repo, args ...string) string {
-	t.Helper()
-	out, err := gitRun(repo, args...)
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return out
-}
-
-func gitRun(repo *git.Repo, args ...string) (string, error) {
-	c := exec.Command("git", args...)
-	c.Dir = repo.Top()
-	out, err := c.Output()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return string(out), &gitError{err: err, stderr: string(ee.Stderr)}
-	}
-	return strings.TrimRight(string(out), "\n"), err
-}
-
-type gitError struct {
-	err    error
-	stderr string
-}
-
-func (e *gitError) Error() string { return e.err.Error() + ": " + strings.TrimSpace(e.stderr) }
 
 // resolve returns the value of a ref, or "" when it does not exist.
 func resolve(t *testing.T, ctx context.Context, repo *git.Repo, ref string) git.Hash {

@@ -1,7 +1,7 @@
 package library
 
 import (
-	"os/exec"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,19 +9,26 @@ import (
 	"github.com/git-descent/git-descent/internal/git"
 )
 
-// setConfig writes .descent with `git config -f`, one call per key and
-// value: "key=value" replaces, "+key=value" adds another value.
+// setConfig writes .descent, one key and value at a time: "key=value"
+// replaces, "+key=value" adds another value.
 func setConfig(t *testing.T, repo *git.Repo, kvs ...string) {
 	t.Helper()
-	file := filepath.Join(repo.Top(), FileName)
+	ctx := context.Background()
+	file := git.ConfigFile(filepath.Join(repo.Top(), FileName))
+	values := map[string][]string{} // what setConfig wrote, per key
 	for _, kv := range kvs {
-		args := []string{"config", "-f", file}
-		if rest, ok := strings.CutPrefix(kv, "+"); ok {
-			args, kv = append(args, "--add"), rest
+		rest, add := strings.CutPrefix(kv, "+")
+		k, v, _ := strings.Cut(rest, "=")
+		var err error
+		if add {
+			values[k] = append(values[k], v)
+			err = repo.ConfigReplaceAll(ctx, file, k, values[k])
+		} else {
+			values[k] = []string{v}
+			err = repo.ConfigSet(ctx, file, k, v)
 		}
-		k, v, _ := strings.Cut(kv, "=")
-		if out, err := exec.Command("git", append(args, k, v)...).CombinedOutput(); err != nil {
-			t.Fatalf("git config %s: %v: %s", kv, err, out)
+		if err != nil {
+			t.Fatalf("set %s in %s: %v", kv, FileName, err)
 		}
 	}
 }

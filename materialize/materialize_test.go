@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,8 +107,11 @@ func TestCaptureValidatesEdits(t *testing.T) {
 		{"committed by the proposer", func() {
 			write(t, filepath.Join(skill, "SKILL.md"), "# S\nmore\n")
 			write(t, filepath.Join(skill, "new.md"), "n\n")
-			gitIn(t, wt.Dir, "add", "-A")
-			gitIn(t, wt.Dir, "-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "-q", "-m", "proposer commit")
+			// The proposer commits in its worktree, as an agent with git would.
+			proposer, err := git.Open(ctx, wt.Dir, nil)
+			must(t, err)
+			_, err = proposer.CommitAll(ctx, "proposer commit", git.Signature{Name: "P", Email: "p@example.com"})
+			must(t, err)
 		}, "", false},
 		{"valid", func() {
 			write(t, filepath.Join(skill, "SKILL.md"), "# S\nmore\n")
@@ -151,14 +153,6 @@ func TestCaptureValidatesEdits(t *testing.T) {
 	dirty, err := repo.DirtyPaths(ctx, ".")
 	if err != nil || len(dirty) != 0 {
 		t.Fatalf("user tree dirty: %v %v", dirty, err)
-	}
-}
-
-func gitIn(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -59,15 +60,16 @@ type TextResult struct {
 // starts a line). Fused + Conflicts is the number of conflicts git found.
 // Binary input is an error wrapping ErrBinary.
 //
-// MergeText runs git; it is safe for concurrent use.
-func MergeText(ctx context.Context, req TextRequest) (TextResult, error) {
+// MergeText runs git, logging the command to log at Debug (nil discards);
+// it is safe for concurrent use.
+func MergeText(ctx context.Context, log *slog.Logger, req TextRequest) (TextResult, error) {
 	for _, data := range [][]byte{req.Ours, req.Base, req.Theirs} {
 		if binaryText(data) {
 			return TextResult{}, fmt.Errorf("merge text: %w", ErrBinary)
 		}
 	}
 	size := privateMarkerSize(req.Ours, req.Base, req.Theirs)
-	out, n, err := git.MergeFile(ctx, git.MergeFileRequest{
+	out, n, err := git.MergeFile(ctx, log, git.MergeFileRequest{
 		Ours:       req.Ours,
 		Base:       req.Base,
 		Theirs:     req.Theirs,
@@ -347,8 +349,8 @@ func (c *textConflict) render(buf *bytes.Buffer, labels [3]string, size int) {
 // number of conflicts left, which git expects as the exit status: 0 when
 // clean, non-zero when conflicts remain. markerSize is %L (0 means
 // DefaultMarkerSize); path (%P, may be empty) names the file in labels and
-// errors.
-func RunDriver(ctx context.Context, base, ours, theirs string, markerSize int, path string) (conflicts int, err error) {
+// errors. It logs the git command it runs to log at Debug (nil discards).
+func RunDriver(ctx context.Context, log *slog.Logger, base, ours, theirs string, markerSize int, path string) (conflicts int, err error) {
 	name := path
 	if name == "" {
 		name = ours
@@ -359,7 +361,7 @@ func RunDriver(ctx context.Context, base, ours, theirs string, markerSize int, p
 			return 0, fmt.Errorf("merge %q: %w", name, err)
 		}
 	}
-	res, err := MergeText(ctx, TextRequest{
+	res, err := MergeText(ctx, log, TextRequest{
 		Ours:       texts[0],
 		Base:       texts[1],
 		Theirs:     texts[2],

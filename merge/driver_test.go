@@ -9,12 +9,14 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/gittest"
 )
 
 // driverEnv makes the test binary act as `git descent merge-driver`, so
@@ -50,7 +52,7 @@ func runTestDriver(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	n, err := RunDriver(context.Background(), args[0], args[1], args[2], size, args[4])
+	n, err := RunDriver(context.Background(), nil, args[0], args[1], args[2], size, args[4])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -61,33 +63,18 @@ func runTestDriver(args []string) int {
 	return 0
 }
 
-// gitMergeFile runs `git merge-file -p` directly, as the reference
-// MergeText is checked against, with labels o, b and t. It returns the
-// output and the exit status (the number of conflicts, at most 127).
-func gitMergeFile(t testing.TB, ours, base, theirs []byte, flags ...string) ([]byte, int) {
+// gitMergeFile runs `git merge-file -p` with labels o, b and t and the
+// options in opt (diff3, marker size, a favoured side), as the reference
+// MergeText is checked against. It returns the output and the exit status
+// (the number of conflicts, at most 127).
+func gitMergeFile(t testing.TB, ours, base, theirs []byte, opt git.MergeFileRequest) ([]byte, int) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, data := range map[string][]byte{"ours": ours, "base": base, "theirs": theirs} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	opt.Ours, opt.Base, opt.Theirs, opt.Labels = ours, base, theirs, testLabels
+	out, n, err := git.MergeFile(context.Background(), nil, opt)
+	if err != nil {
+		t.Fatal(err)
 	}
-	args := append([]string{"merge-file", "-p"}, flags...)
-	args = append(args, "-L", "o", "-L", "b", "-L", "t", "ours", "base", "theirs")
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return out, 0
-	case errors.As(err, &ee) && ee.ExitCode() >= 1 && ee.ExitCode() <= 127:
-		return out, ee.ExitCode()
-	}
-	t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, stderr.Bytes())
-	return nil, 0
+	return out, n
 }
 
 var testLabels = [3]string{"o", "b", "t"}
@@ -249,7 +236,7 @@ func TestMergeText(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ours, base, theirs := []byte(tc.ours), []byte(tc.base), []byte(tc.theirs)
-			res, err := MergeText(t.Context(), TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels, MarkerSize: tc.size})
+			res, err := MergeText(t.Context(), nil, TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels, MarkerSize: tc.size})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,12 +246,12 @@ func TestMergeText(t *testing.T) {
 			}
 			size := orDefault(tc.size, DefaultMarkerSize)
 			if tc.sameAsGitDiff3 {
-				ref, _ := gitMergeFile(t, ours, base, theirs, "--diff3", "--marker-size="+strconv.Itoa(size))
+				ref, _ := gitMergeFile(t, ours, base, theirs, git.MergeFileRequest{Diff3: true, MarkerSize: size})
 				if !bytes.Equal(res.Merged, ref) {
 					t.Errorf("MergeText = %q, git merge-file --diff3 = %q", res.Merged, ref)
 				}
 			}
-			if ref, n := gitMergeFile(t, ours, base, theirs); (n == 0) != tc.sameAsGitMergeClean {
+			if ref, n := gitMergeFile(t, ours, base, theirs, git.MergeFileRequest{}); (n == 0) != tc.sameAsGitMergeClean {
 				t.Errorf("git merge-file clean = %v, want %v", n == 0, tc.sameAsGitMergeClean)
 			} else if n == 0 && !bytes.Equal(res.Merged, ref) {
 				t.Errorf("MergeText = %q, git merge-file = %q", res.Merged, ref)
@@ -287,7 +274,7 @@ func TestMergeTextBinary(t *testing.T) {
 	for i := range 3 {
 		texts := [3][]byte{text, text, text}
 		texts[i] = []byte("a\x00b\n")
-		_, err := MergeText(t.Context(), TextRequest{Ours: texts[0], Base: texts[1], Theirs: texts[2]})
+		_, err := MergeText(t.Context(), nil, TextRequest{Ours: texts[0], Base: texts[1], Theirs: texts[2]})
 		if !errors.Is(err, ErrBinary) {
 			t.Errorf("side %d binary: err = %v, want ErrBinary", i, err)
 		}
@@ -464,7 +451,7 @@ func TestMergeTextDifferential(t *testing.T) {
 	for i := range cases {
 		ours, base, theirs := g.next()
 		size := []int{0, 7, 9, 15}[g.rng.IntN(4)]
-		res, err := MergeText(t.Context(), TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels, MarkerSize: size})
+		res, err := MergeText(t.Context(), nil, TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels, MarkerSize: size})
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -472,7 +459,7 @@ func TestMergeTextDifferential(t *testing.T) {
 			return fmt.Sprintf("case %d: ours %q, base %q, theirs %q:\nMergeText = %q (%d conflicts, %d fused)",
 				i, ours, base, theirs, res.Merged, res.Conflicts, res.Fused)
 		}
-		ref, n := gitMergeFile(t, ours, base, theirs)
+		ref, n := gitMergeFile(t, ours, base, theirs, git.MergeFileRequest{})
 		if n == 0 {
 			clean++
 			if !bytes.Equal(res.Merged, ref) || res.Conflicts != 0 || res.Fused != 0 {
@@ -502,21 +489,21 @@ func TestMergeTextDifferential(t *testing.T) {
 func checkAgainstGit(t *testing.T, ours, base, theirs []byte, res TextResult, size int, uniqueLines bool, describe func() string) {
 	t.Helper()
 	private := privateMarkerSize(ours, base, theirs)
-	out, _ := gitMergeFile(t, ours, base, theirs, "--diff3", "--marker-size="+strconv.Itoa(private))
+	out, _ := gitMergeFile(t, ours, base, theirs, git.MergeFileRequest{Diff3: true, MarkerSize: private})
 	segs, err := parseMerge(out, private, [3][]byte{ours, base, theirs})
 	if err != nil {
 		t.Fatalf("%s\n%v", describe(), err)
 	}
-	for side, flag := range map[int]string{sideOurs: "--ours", sideTheirs: "--theirs"} {
-		if want, _ := gitMergeFile(t, ours, base, theirs, flag); !bytes.Equal(pickSide(segs, side), want) {
-			t.Fatalf("%s\nparsed sides give %q, git merge-file %s = %q", describe(), pickSide(segs, side), flag, want)
+	for side, favor := range map[int]git.MergeFavor{sideOurs: git.FavorOurs, sideTheirs: git.FavorTheirs} {
+		if want, _ := gitMergeFile(t, ours, base, theirs, git.MergeFileRequest{Favor: favor}); !bytes.Equal(pickSide(segs, side), want) {
+			t.Fatalf("%s\nparsed sides give %q, git merge-file --%s = %q", describe(), pickSide(segs, side), favor, want)
 		}
 	}
 	if res.Conflicts+res.Fused != countConflicts(segs) {
 		t.Fatalf("%s\ngit left %d conflicts", describe(), countConflicts(segs))
 	}
 	if res.Fused == 0 {
-		want, _ := gitMergeFile(t, ours, base, theirs, "--diff3", "--marker-size="+strconv.Itoa(size))
+		want, _ := gitMergeFile(t, ours, base, theirs, git.MergeFileRequest{Diff3: true, MarkerSize: size})
 		if !bytes.Equal(res.Merged, want) {
 			t.Fatalf("%s\ngit merge-file --diff3 = %q", describe(), want)
 		}
@@ -579,7 +566,7 @@ func TestRunDriver(t *testing.T) {
 	theirs := write("theirs", "a\nY\nb\nC2\n", 0o600)
 	ours := write("ours", "a\nX\nb\nC1\n", 0o640)
 
-	n, err := RunDriver(t.Context(), base, ours, theirs, 9, "skills/pdf/SKILL.md")
+	n, err := RunDriver(t.Context(), nil, base, ours, theirs, 9, "skills/pdf/SKILL.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +588,7 @@ func TestRunDriver(t *testing.T) {
 
 	write("theirs", "a\nY\nb\nc\n", 0o600)
 	write("ours", "a\nX\nb\nc\n", 0o640)
-	if n, err := RunDriver(t.Context(), base, ours, theirs, 0, ""); err != nil || n != 0 {
+	if n, err := RunDriver(t.Context(), nil, base, ours, theirs, 0, ""); err != nil || n != 0 {
 		t.Errorf("clean RunDriver = %d, %v; want 0, nil", n, err)
 	}
 	if got, _ := os.ReadFile(ours); string(got) != "a\nX\nY\nb\nc\n" {
@@ -609,13 +596,13 @@ func TestRunDriver(t *testing.T) {
 	}
 
 	write("theirs", "a\x00\n", 0o600)
-	if _, err := RunDriver(t.Context(), base, ours, theirs, 0, "bin"); !errors.Is(err, ErrBinary) {
+	if _, err := RunDriver(t.Context(), nil, base, ours, theirs, 0, "bin"); !errors.Is(err, ErrBinary) {
 		t.Errorf("binary RunDriver: err = %v, want ErrBinary", err)
 	}
 	if got, _ := os.ReadFile(ours); string(got) != "a\nX\nY\nb\nc\n" {
 		t.Errorf("binary RunDriver changed ours to %q", got)
 	}
-	if _, err := RunDriver(t.Context(), filepath.Join(dir, "missing"), ours, theirs, 0, "m"); !errors.Is(err, os.ErrNotExist) {
+	if _, err := RunDriver(t.Context(), nil, filepath.Join(dir, "missing"), ours, theirs, 0, "m"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing base: err = %v, want ErrNotExist", err)
 	}
 }
@@ -623,42 +610,26 @@ func TestRunDriver(t *testing.T) {
 // TestDriverInGit has a real git run the driver (this test binary, in
 // driver mode) in `git merge-tree` and `git merge`.
 func TestDriverInGit(t *testing.T) {
-	isolateGit(t)
+	ctx, repo := gittest.NewRepo(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	env := append(os.Environ(),
-		"GIT_AUTHOR_NAME=Descent Test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_AUTHOR_DATE=2026-11-29T12:00:00Z",
-		"GIT_COMMITTER_NAME=Descent Test", "GIT_COMMITTER_EMAIL=test@example.com", "GIT_COMMITTER_DATE=2026-11-29T12:00:00Z")
-	run := func(okCodes int, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == okCodes) {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	heads := map[string]git.Hash{}
 	commit := func(branch, from, file, text string) {
 		t.Helper()
-		if from != "" {
-			run(0, "checkout", "-q", "-B", branch, from)
-		}
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+		c := gittest.Commit(t, repo, heads[from], map[string]string{file: text}, branch+"\n")
+		if err := repo.SetRef(ctx, git.SetRefRequest{Ref: "refs/heads/" + branch, Hash: c, OldHash: heads[branch]}); err != nil {
 			t.Fatal(err)
 		}
-		run(0, "add", file)
-		run(0, "commit", "-q", "-m", branch)
+		heads[branch] = c
 	}
-	run(0, "init", "-q", "-b", "main")
-	run(0, "config", "merge.descent.driver",
-		fmt.Sprintf("%s=1 '%s' -test.run='^TestDriverProcess$' -- %%O %%A %%B %%L %%P", driverEnv, exe))
+	driver := fmt.Sprintf("%s=1 '%s' -test.run='^TestDriverProcess$' -- %%O %%A %%B %%L %%P", driverEnv, exe)
+	if err := repo.ConfigSet(ctx, "", "merge.descent.driver", driver); err != nil {
+		t.Fatal(err)
+	}
 	attrs := "*.md merge=descent\nlong.md conflict-marker-size=11\n"
-	if err := os.WriteFile(filepath.Join(dir, ".git", "info", "attributes"), []byte(attrs), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(repo.GitDir(), "info", "attributes"), []byte(attrs), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	commit("main", "", "SKILL.md", "# PDF\n\nStep one.\nStep two.\n")
@@ -666,24 +637,29 @@ func TestDriverInGit(t *testing.T) {
 	commit("b", "main", "SKILL.md", "# PDF\n\nStep one.\nKeep fonts embedded.\nStep two.\n")
 	fused := "# PDF\n\nStep one.\nCheck the page count.\nKeep fonts embedded.\nStep two.\n"
 
-	tree := strings.TrimSpace(run(0, "merge-tree", "--write-tree", "a", "b"))
-	if got := run(0, "cat-file", "blob", tree+":SKILL.md"); got != fused {
-		t.Errorf("merge-tree a b: SKILL.md = %q, want %q", got, fused)
+	tree, err := repo.MergeTree(ctx, git.MergeTreeRequest{Ours: heads["a"], Theirs: heads["b"]})
+	if err != nil {
+		t.Fatalf("merge-tree a b: %v", err)
 	}
-	run(0, "checkout", "-q", "a")
-	run(0, "merge", "-q", "--no-edit", "b")
-	if got, _ := os.ReadFile(filepath.Join(dir, "SKILL.md")); string(got) != fused {
+	if got, err := repo.ReadFile(ctx, tree, "SKILL.md"); string(got) != fused {
+		t.Errorf("merge-tree a b: SKILL.md = %q (%v), want %q", got, err, fused)
+	}
+	gittest.Merge(t, repo, "a", "b")
+	if got, _ := os.ReadFile(filepath.Join(repo.Top(), "SKILL.md")); string(got) != fused {
 		t.Errorf("git merge b into a: SKILL.md = %q, want %q", got, fused)
 	}
 
 	commit("main", "main", "long.md", "one\ntwo\n")
 	commit("c", "main", "long.md", "one\n2\n")
 	commit("d", "main", "long.md", "one\nII\n")
-	out := run(1, "merge-tree", "--write-tree", "--name-only", "c", "d")
-	tree = strings.Fields(out)[0]
+	tree, err = repo.MergeTree(ctx, git.MergeTreeRequest{Ours: heads["c"], Theirs: heads["d"]})
+	var conflict *git.MergeConflictError
+	if !errors.As(err, &conflict) {
+		t.Fatalf("merge-tree c d = %v, want a conflict", err)
+	}
 	want := "one\n<<<<<<<<<<< ours:long.md\n2\n||||||||||| base:long.md\ntwo\n===========\nII\n>>>>>>>>>>> theirs:long.md\n"
-	if got := run(0, "cat-file", "blob", tree+":long.md"); got != want {
-		t.Errorf("merge-tree c d: long.md = %q, want %q", got, want)
+	if got, err := repo.ReadFile(ctx, tree, "long.md"); string(got) != want {
+		t.Errorf("merge-tree c d: long.md = %q (%v), want %q", got, err, want)
 	}
 }
 
@@ -704,7 +680,7 @@ func FuzzMergeText(f *testing.F) {
 		f.Add([]byte(seed[0]), []byte(seed[1]), []byte(seed[2]))
 	}
 	f.Fuzz(func(t *testing.T, ours, base, theirs []byte) {
-		res, err := MergeText(t.Context(), TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels})
+		res, err := MergeText(t.Context(), nil, TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels})
 		if binaryText(ours) || binaryText(base) || binaryText(theirs) {
 			if !errors.Is(err, ErrBinary) {
 				t.Fatalf("binary input: err = %v, want ErrBinary", err)
@@ -714,7 +690,7 @@ func FuzzMergeText(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, n := gitMergeFile(t, ours, base, theirs)
+		ref, n := gitMergeFile(t, ours, base, theirs, git.MergeFileRequest{})
 		if n == 0 && (!bytes.Equal(res.Merged, ref) || res.Conflicts != 0 || res.Fused != 0) {
 			t.Fatalf("git merge-file clean %q, MergeText %q (%d conflicts, %d fused)", ref, res.Merged, res.Conflicts, res.Fused)
 		}

@@ -60,7 +60,7 @@ func runDemo(ctx context.Context, e *env, o demoOptions) error {
 	}
 	out := e.stdout
 	fmt.Fprintf(out, "demo repository: %s\n", dir)
-	repo, err := git.InitRepo(ctx, dir)
+	repo, err := git.InitRepo(ctx, dir, e.logger())
 	if err != nil {
 		return err
 	}

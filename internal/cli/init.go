@@ -87,7 +87,7 @@ to replace a different value (or a foreign merge driver) without --force.`,
 }
 
 func runInit(ctx context.Context, e *env, o initOptions) error {
-	if _, err := git.CheckVersion(ctx); err != nil {
+	if _, err := git.CheckVersion(ctx, e.logger()); err != nil {
 		return err
 	}
 	repo, err := e.repo(ctx)

@@ -37,8 +37,8 @@ both made the same edit, it appears once. It writes the result over <ours> and e
 
 // runMergeDriver merges, and follows git's convention for a merge driver:
 // an *ExitError with code 1 when conflicts remain.
-func runMergeDriver(ctx context.Context, _ *env, o mergeDriverOptions) error {
-	n, err := merge.RunDriver(ctx, o.base, o.ours, o.theirs, o.markerSize, o.path)
+func runMergeDriver(ctx context.Context, e *env, o mergeDriverOptions) error {
+	n, err := merge.RunDriver(ctx, e.logger(), o.base, o.ours, o.theirs, o.markerSize, o.path)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (r *Repo) TreeOf(ctx context.Context, commit Hash, path string) (Hash, erro
 
 // Parents returns the parents of a commit, first parent first.
 func (r *Repo) Parents(ctx context.Context, commit Hash) ([]Hash, error) {
-	out, err := r.run(ctx, cmd{readOnly: true}, "rev-list", "--parents", "-n", "1", string(commit))
+	out, err := r.run(ctx, cmd{}, "rev-list", "--parents", "-n", "1", string(commit))
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (r *Repo) FirstParents(ctx context.Context, commit, stop Hash, max int) ([]
 	if max > 0 {
 		args = append(args, fmt.Sprintf("--max-count=%d", max))
 	}
-	out, err := r.run(ctx, cmd{readOnly: true}, append(args, rng)...)
+	out, err := r.run(ctx, cmd{}, append(args, rng)...)
 	if err != nil {
 		return nil, err
 	}
@@ -116,13 +116,13 @@ func (r *Repo) Diff(ctx context.Context, from, to Hash, paths []string, color bo
 	}
 	args = append(args, string(from), string(to), "--")
 	args = append(args, literal(paths)...)
-	out, err := r.run(ctx, cmd{readOnly: true}, args...)
+	out, err := r.run(ctx, cmd{}, args...)
 	return string(out), err
 }
 
 // ChangedPaths lists the paths that differ between two trees or commits.
 func (r *Repo) ChangedPaths(ctx context.Context, from, to Hash) ([]string, error) {
-	out, err := r.run(ctx, cmd{readOnly: true}, "diff-tree", "-r", "-z", "--no-renames", "--name-only", string(from), string(to))
+	out, err := r.run(ctx, cmd{}, "diff-tree", "-r", "-z", "--no-renames", "--name-only", string(from), string(to))
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to Hash) ([]string, error
 // under paths (binary files count as one line each).
 func (r *Repo) ChangedLines(ctx context.Context, from, to Hash, paths []string) (int, error) {
 	args := append([]string{"diff", "--no-ext-diff", "--no-renames", "--numstat", string(from), string(to), "--"}, literal(paths)...)
-	out, err := r.run(ctx, cmd{readOnly: true}, args...)
+	out, err := r.run(ctx, cmd{}, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -165,7 +165,7 @@ func (r *Repo) ChangedLines(ctx context.Context, from, to Hash, paths []string) 
 // paths, newest first, as "<short hash> <subject>" lines.
 func (r *Repo) LogSubjects(ctx context.Context, from, to Hash, paths []string) ([]string, error) {
 	args := []string{"log", "--first-parent", "--format=%h %s", string(from) + ".." + string(to), "--"}
-	out, err := r.run(ctx, cmd{readOnly: true}, append(args, literal(paths)...)...)
+	out, err := r.run(ctx, cmd{}, append(args, literal(paths)...)...)
 	if err != nil {
 		return nil, err
 	}

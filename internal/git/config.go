@@ -37,7 +37,7 @@ func (f ConfigFile) args() []string {
 func (r *Repo) ConfigList(ctx context.Context, file ConfigFile, pattern string) ([]ConfigEntry, error) {
 	args := append([]string{"config"}, file.args()...)
 	args = append(args, "--null", "--get-regexp", pattern)
-	out, code, err := r.runCode(ctx, cmd{readOnly: true, okCodes: []int{1}}, args...)
+	out, code, err := r.runCode(ctx, cmd{okCodes: []int{1}}, args...)
 	if err != nil {
 		var ce *CommandError
 		if errors.As(err, &ce) && strings.Contains(ce.Stderr, "No such file") {
@@ -62,7 +62,7 @@ func (r *Repo) ConfigList(ctx context.Context, file ConfigFile, pattern string) 
 // ConfigGet returns the value of key in the user's effective git config
 // (system, global and repository), and whether it is set.
 func (r *Repo) ConfigGet(ctx context.Context, key string) (string, bool, error) {
-	out, code, err := r.runCode(ctx, cmd{readOnly: true, okCodes: []int{1}}, "config", "--get", key)
+	out, code, err := r.runCode(ctx, cmd{okCodes: []int{1}}, "config", "--get", key)
 	if err != nil || code == 1 {
 		return "", false, err
 	}
@@ -94,7 +94,7 @@ func (r *Repo) ConfigReplaceAll(ctx context.Context, file ConfigFile, key string
 // (from .gitattributes, .git/info/attributes and core.attributesFile):
 // "unspecified", "set", "unset", or the value.
 func (r *Repo) CheckAttr(ctx context.Context, attr, path string) (string, error) {
-	out, err := r.run(ctx, cmd{readOnly: true}, "check-attr", "-z", attr, "--", path)
+	out, err := r.run(ctx, cmd{}, "check-attr", "-z", attr, "--", path)
 	if err != nil {
 		return "", err
 	}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,17 +42,18 @@ type Repo struct {
 }
 
 // Open finds the repository containing dir, like git does from a working
-// directory. It returns ErrNotRepository when dir is not inside one.
+// directory. It returns ErrNotRepository when dir is not inside one. The
+// Repo logs every git command it runs to log at Debug (nil discards).
 func Open(ctx context.Context, dir string, log *slog.Logger) (*Repo, error) {
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = nopLogger
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
 	r := &Repo{log: log}
-	out, err := r.run(ctx, cmd{dir: abs, readOnly: true}, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir")
+	out, err := r.run(ctx, cmd{dir: abs}, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir")
 	if err != nil {
 		var ce *CommandError
 		if errors.As(err, &ce) && strings.Contains(ce.Stderr, "not a git repository") {
@@ -69,7 +71,7 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Repo, error) {
 	}
 	r.gitDir = filepath.Clean(common)
 	if lines[0] != "true" {
-		top, err := r.run(ctx, cmd{dir: abs, readOnly: true}, "rev-parse", "--show-toplevel")
+		top, err := r.run(ctx, cmd{dir: abs}, "rev-parse", "--show-toplevel")
 		if err != nil {
 			return nil, err
 		}
@@ -132,11 +134,12 @@ func ParseVersion(s string) (Version, error) {
 }
 
 // CheckVersion returns an error naming the installed version when git is
-// missing or older than MinVersion.
-func CheckVersion(ctx context.Context) (Version, error) {
-	out, err := exec.CommandContext(ctx, "git", "version").Output()
+// missing or older than MinVersion. It logs the command to log at Debug
+// (nil discards).
+func CheckVersion(ctx context.Context, log *slog.Logger) (Version, error) {
+	out, _, err := runGit(ctx, log, cmd{}, "version")
 	if err != nil {
-		return Version{}, fmt.Errorf("run git: %w (git-descent needs git %s or newer on PATH)", err, MinVersion)
+		return Version{}, fmt.Errorf("%w (git-descent needs git %s or newer on PATH)", err, MinVersion)
 	}
 	v, err := ParseVersion(string(out))
 	if err != nil {
@@ -148,13 +151,13 @@ func CheckVersion(ctx context.Context) (Version, error) {
 	return v, nil
 }
 
-// cmd describes one invocation of git.
+// cmd describes one invocation of git. Whether it may take optional locks
+// is not the caller's to say: runGit decides from the subcommand (readOnly).
 type cmd struct {
-	dir      string   // working directory; defaults to the repository top or git dir
-	stdin    []byte   // standard input
-	env      []string // extra environment, "K=V"
-	readOnly bool     // sets GIT_OPTIONAL_LOCKS=0
-	okCodes  []int    // non-zero exit codes that are not errors
+	dir     string   // working directory; defaults to the repository top or git dir
+	stdin   []byte   // standard input
+	env     []string // extra environment, "K=V"; overrides gitEnv's
+	okCodes []int    // non-zero exit codes that are not errors
 }
 
 // CommandError is a git command that exited with an unexpected status.
@@ -194,15 +197,21 @@ func (r *Repo) runCode(ctx context.Context, c cmd, args ...string) ([]byte, int,
 	return runGit(ctx, r.log, c, args...)
 }
 
-// runGit runs git in c.dir.
+// runGit runs git in c.dir ("" is the process's working directory) and logs
+// the command to log at Debug (nil discards). It is the only place that
+// starts git.
 func runGit(ctx context.Context, log *slog.Logger, c cmd, args ...string) ([]byte, int, error) {
+	if log == nil {
+		log = nopLogger
+	}
 	dir := c.dir
 	x := exec.CommandContext(ctx, "git", args...)
 	x.Dir = dir
-	x.Env = append(gitEnv(), c.env...)
-	if c.readOnly {
+	x.Env = gitEnv()
+	if readOnly(args) {
 		x.Env = append(x.Env, "GIT_OPTIONAL_LOCKS=0")
 	}
+	x.Env = append(x.Env, c.env...)
 	if c.stdin != nil {
 		x.Stdin = bytes.NewReader(c.stdin)
 	}
@@ -237,9 +246,14 @@ func runGit(ctx context.Context, log *slog.Logger, c cmd, args ...string) ([]byt
 // directory of the running git-descent binary first on PATH so that git
 // finds `git-descent merge-driver` even when the binary is not installed
 // (for example under `go run`).
+//
+// git runs in the C locale, so its messages are English whatever the user's
+// locale: the package reads a few of them (see refChanged). LC_ALL=C alone
+// would do, as gettext ignores LANGUAGE in the C locale; LANGUAGE is dropped
+// all the same so no translation can come back through it.
 func gitEnv() []string {
-	env := os.Environ()
-	env = append(env, "GIT_TERMINAL_PROMPT=0")
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "LANGUAGE=") })
+	env = append(env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	if p := ExecutablePath(); p != "" {
 		env = append(env, "PATH="+p)
 	}

@@ -34,7 +34,7 @@ func testRepo(t *testing.T) *Repo {
 	t.Helper()
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	r, err := InitRepo(context.Background(), t.TempDir())
+	r, err := InitRepo(context.Background(), t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,9 +46,9 @@ var (
 // RefChangedError is a compare-and-swap ref update that lost: the ref no
 // longer had the expected value.
 type RefChangedError struct {
-	Ref      string
-	Expected Hash
-	Stderr   string
+	Ref      string // the ref that moved, as git's message names it
+	Expected Hash   // the value the update expected; zero: the ref must not exist
+	Stderr   string // git's message, in the C locale
 }
 
 func (e *RefChangedError) Error() string {

@@ -3,18 +3,20 @@ package git
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 )
 
-// InitRepo creates a new repository with branch main in dir and opens it.
-func InitRepo(ctx context.Context, dir string) (*Repo, error) {
+// InitRepo creates a new repository with branch main in dir and opens it
+// with log (see Open).
+func InitRepo(ctx context.Context, dir string, log *slog.Logger) (*Repo, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %q: %w", dir, err)
 	}
-	if _, _, err := runGit(ctx, nopLogger, cmd{dir: dir}, "init", "--quiet", "--initial-branch=main"); err != nil {
+	if _, _, err := runGit(ctx, log, cmd{dir: dir}, "init", "--quiet", "--initial-branch=main"); err != nil {
 		return nil, err
 	}
-	return Open(ctx, dir, nil)
+	return Open(ctx, dir, log)
 }
 
 // CommitAll stages everything in the main working tree and commits it as

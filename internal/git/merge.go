@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,12 +64,24 @@ type MergeFileRequest struct {
 	Labels     [3]string
 	MarkerSize int  // conflict marker length; 0 means git's default (7)
 	Diff3      bool // show the base section in conflicts
+	// Favor resolves every conflict to one side instead of leaving
+	// markers; "" leaves them.
+	Favor MergeFavor
 }
+
+// MergeFavor is the side `git merge-file` resolves conflicts to.
+type MergeFavor string
+
+// The sides of MergeFileRequest.Favor.
+const (
+	FavorOurs   MergeFavor = "ours"
+	FavorTheirs MergeFavor = "theirs"
+)
 
 // MergeFile runs `git merge-file -p` on the three versions and returns the
 // merged text and the number of conflicts it left (0 for a clean merge). It
-// needs no repository.
-func MergeFile(ctx context.Context, req MergeFileRequest) ([]byte, int, error) {
+// needs no repository; it logs the command to log at Debug (nil discards).
+func MergeFile(ctx context.Context, log *slog.Logger, req MergeFileRequest) ([]byte, int, error) {
 	dir, err := os.MkdirTemp("", "descent-merge-")
 	if err != nil {
 		return nil, 0, fmt.Errorf("merge file: %w", err)
@@ -87,6 +100,9 @@ func MergeFile(ctx context.Context, req MergeFileRequest) ([]byte, int, error) {
 	if req.MarkerSize > 0 {
 		args = append(args, "--marker-size="+strconv.Itoa(req.MarkerSize))
 	}
+	if req.Favor != "" {
+		args = append(args, "--"+string(req.Favor))
+	}
 	for _, l := range req.Labels {
 		if l == "" {
 			l = "-"
@@ -99,7 +115,7 @@ func MergeFile(ctx context.Context, req MergeFileRequest) ([]byte, int, error) {
 	for i := range ok {
 		ok[i] = i + 1
 	}
-	out, code, err := runGit(ctx, nopLogger, cmd{dir: dir, okCodes: ok}, args...)
+	out, code, err := runGit(ctx, log, cmd{dir: dir, okCodes: ok}, args...)
 	if err != nil {
 		return nil, 0, err
 	}

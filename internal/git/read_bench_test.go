@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
-	"strings"
 	"testing"
 )
 
@@ -21,7 +19,7 @@ func BenchmarkReadLibrary(b *testing.B) {
 	ctx := context.Background()
 	b.Setenv("HOME", b.TempDir())
 	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	r, err := InitRepo(ctx, b.TempDir())
+	r, err := InitRepo(ctx, b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,16 +54,11 @@ func BenchmarkReadLibrary(b *testing.B) {
 	})
 	b.Run("git-binary", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			ls := exec.Command("git", "ls-tree", "-r", "--object-only", string(tree))
-			ls.Dir = r.Top()
-			out, err := ls.Output()
+			out, err := r.run(ctx, cmd{}, "ls-tree", "-r", "--object-only", string(tree))
 			if err != nil {
 				b.Fatal(err)
 			}
-			cat := exec.Command("git", "cat-file", "--batch")
-			cat.Dir = r.Top()
-			cat.Stdin = strings.NewReader(string(out))
-			if _, err := cat.Output(); err != nil {
+			if _, err := r.run(ctx, cmd{stdin: out}, "cat-file", "--batch"); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -16,7 +17,7 @@ func (r *Repo) ResolveRef(ctx context.Context, rev string) (Hash, error) {
 	if !strings.Contains(rev, ":") && !strings.HasSuffix(rev, "}") {
 		spec += "^{object}"
 	}
-	out, err := r.run(ctx, cmd{readOnly: true}, "rev-parse", "--verify", "--quiet", "--end-of-options", spec)
+	out, err := r.run(ctx, cmd{}, "rev-parse", "--verify", "--quiet", "--end-of-options", spec)
 	if err != nil {
 		var ce *CommandError
 		if errors.As(err, &ce) && ce.ExitCode == 1 {
@@ -58,10 +59,36 @@ func (r *Repo) SetRef(ctx context.Context, req SetRefRequest) error {
 	args = append(args, req.Ref, string(req.Hash), string(old))
 	_, err := r.run(ctx, cmd{}, args...)
 	var ce *CommandError
-	if errors.As(err, &ce) && (strings.Contains(ce.Stderr, "but expected") || strings.Contains(ce.Stderr, "reference already exists") || strings.Contains(ce.Stderr, "unable to resolve reference") || strings.Contains(ce.Stderr, "cannot lock ref")) {
-		return &RefChangedError{Ref: req.Ref, Expected: req.OldHash, Stderr: ce.Stderr}
+	if errors.As(err, &ce) {
+		if ref, lost := refChanged(ce.Stderr); lost {
+			if ref == "" {
+				ref = req.Ref
+			}
+			return &RefChangedError{Ref: ref, Expected: req.OldHash, Stderr: ce.Stderr}
+		}
 	}
 	return err
+}
+
+// lockRefMessage is how update-ref starts every refusal to move a ref: the
+// old value differs, the ref exists or is missing, or another writer holds
+// its lock.
+var lockRefMessage = regexp.MustCompile(`cannot lock ref '([^']+)'`)
+
+// refChanged reports whether update-ref's stderr says a compare-and-swap
+// lost, and which ref it names ("" when the message names none). git runs
+// in the C locale (gitEnv), so these English messages are the only ones to
+// expect.
+func refChanged(stderr string) (ref string, lost bool) {
+	if m := lockRefMessage.FindStringSubmatch(stderr); m != nil {
+		return m[1], true
+	}
+	for _, s := range []string{"but expected", "reference already exists", "unable to resolve reference"} {
+		if strings.Contains(stderr, s) {
+			return "", true
+		}
+	}
+	return "", false
 }
 
 // Ref is a ref and the object it points at.
@@ -73,7 +100,7 @@ type Ref struct {
 // ListRefs returns the refs under prefix (e.g. "refs/heads/descent/"),
 // sorted by name.
 func (r *Repo) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
-	out, err := r.run(ctx, cmd{readOnly: true}, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	out, err := r.run(ctx, cmd{}, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +117,7 @@ func (r *Repo) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
 func (r *Repo) IsAncestor(ctx context.Context, a, b Hash) (bool, error) {
-	_, code, err := r.runCode(ctx, cmd{readOnly: true, okCodes: []int{1}}, "merge-base", "--is-ancestor", string(a), string(b))
+	_, code, err := r.runCode(ctx, cmd{okCodes: []int{1}}, "merge-base", "--is-ancestor", string(a), string(b))
 	if err != nil {
 		return false, err
 	}
@@ -105,7 +132,7 @@ func (r *Repo) CountCommits(ctx context.Context, from, to Hash, paths []string) 
 		args = append(args, "--")
 		args = append(args, literal(paths)...)
 	}
-	out, err := r.run(ctx, cmd{readOnly: true}, args...)
+	out, err := r.run(ctx, cmd{}, args...)
 	if err != nil {
 		return 0, err
 	}

@@ -12,7 +12,7 @@ func (r *Repo) DirtyPaths(ctx context.Context, path string) ([]string, error) {
 	if r.top == "" {
 		return nil, nil
 	}
-	out, err := r.run(ctx, cmd{readOnly: true}, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", ":(literal)"+path)
+	out, err := r.run(ctx, cmd{}, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", ":(literal)"+path)
 	if err != nil {
 		return nil, fmt.Errorf("status of %q: %w", path, err)
 	}

@@ -47,37 +47,20 @@ func (r *Repo) UpdateRefs(ctx context.Context, req UpdateRefsRequest) error {
 	if req.Reason != "" {
 		args = append(args, "-m", req.Reason)
 	}
-	_, err := r.run(ctx, cmd{stdin: []byte(in.String()), env: []string{"LC_ALL=C"}}, args...)
+	_, err := r.run(ctx, cmd{stdin: []byte(in.String())}, args...)
 	var ce *CommandError
-	if !errors.As(err, &ce) || !lostRace(ce.Stderr) {
+	if !errors.As(err, &ce) {
 		return err
 	}
-	lost := &RefChangedError{Ref: lockedRef(ce.Stderr), Stderr: ce.Stderr}
+	ref, changed := refChanged(ce.Stderr)
+	if !changed {
+		return err
+	}
+	lost := &RefChangedError{Ref: ref, Stderr: ce.Stderr}
 	for _, u := range req.Updates {
 		if u.Ref == lost.Ref {
 			lost.Expected = u.OldHash
 		}
 	}
 	return lost
-}
-
-// lostRace reports whether git's (C-locale) stderr of update-ref says a
-// ref did not have its expected value.
-func lostRace(stderr string) bool {
-	for _, s := range []string{"but expected", "reference already exists", "unable to resolve reference", "cannot lock ref"} {
-		if strings.Contains(stderr, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// lockedRef is the ref named in "cannot lock ref '<ref>': ...", or "".
-func lockedRef(stderr string) string {
-	_, rest, ok := strings.Cut(stderr, "cannot lock ref '")
-	if !ok {
-		return ""
-	}
-	ref, _, _ := strings.Cut(rest, "'")
-	return ref
 }

@@ -38,7 +38,7 @@ func (r *Repo) AddWorktree(ctx context.Context, dir string, commit Hash, paths [
 		return nil, fmt.Errorf("create worktree %q: %w", dir, err)
 	}
 	w := &Worktree{repo: r, Dir: dir, paths: paths}
-	gd, err := w.run(ctx, cmd{readOnly: true}, "rev-parse", "--absolute-git-dir")
+	gd, err := w.run(ctx, cmd{}, "rev-parse", "--absolute-git-dir")
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ type Change struct {
 // Changes lists every changed, deleted or untracked path in the worktree,
 // anywhere in it. Ignored files are not changes: they would not be committed.
 func (w *Worktree) Changes(ctx context.Context) ([]Change, error) {
-	out, err := w.run(ctx, cmd{readOnly: true}, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	out, err := w.run(ctx, cmd{}, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
 		return nil, fmt.Errorf("status of worktree %q: %w", w.Dir, err)
 	}
@@ -133,7 +133,7 @@ func (w *Worktree) Repo() *Repo { return w.repo }
 
 // Head returns the commit the worktree's HEAD points at.
 func (w *Worktree) Head(ctx context.Context) (Hash, error) {
-	out, err := w.run(ctx, cmd{readOnly: true}, "rev-parse", "--verify", "HEAD")
+	out, err := w.run(ctx, cmd{}, "rev-parse", "--verify", "HEAD")
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,12 @@
 // Package gittest sets up real git repositories for tests: isolated from
 // the user's and the system's git configuration, with fixed identities and
 // dates so that hashes are stable.
+//
+// Tests build and inspect repositories through internal/git and the
+// helpers here, never with git argument lists of their own. For what
+// git-descent itself never does (reading notes and reflogs, `git merge` in
+// a working tree) the helpers run the git binary, the one place outside
+// internal/git that does; they are for tests only.
 package gittest
 
 import (
@@ -41,7 +47,7 @@ func NewRepo(t testing.TB) (context.Context, *git.Repo) {
 	t.Helper()
 	Isolate(t)
 	ctx := context.Background()
-	repo, err := git.InitRepo(ctx, t.TempDir())
+	repo, err := git.InitRepo(ctx, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

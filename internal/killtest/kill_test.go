@@ -102,7 +102,7 @@ func demoRepo(t *testing.T, exe string) string {
 	gittest.Isolate(t)
 	dir := filepath.Join(t.TempDir(), "template")
 	ctx := context.Background()
-	repo, err := git.InitRepo(ctx, dir)
+	repo, err := git.InitRepo(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
