@@ -120,7 +120,11 @@ func (r *runner) queuePending(ctx context.Context) error {
 	if _, err := j.Queue(context.WithoutCancel(ctx), head, ps); err != nil {
 		return fmt.Errorf("queue undecided proposals of %s: %w", r.lib.Name, err)
 	}
-	fmt.Fprintf(r.opts.Out, "resuming: %s from an earlier run await a decision\n", plural(len(ps), "proposal"))
+	verb := "await"
+	if len(ps) == 1 {
+		verb = "awaits"
+	}
+	fmt.Fprintf(r.opts.Out, "resuming: %s from an earlier run %s a decision\n", plural(len(ps), "proposal"), verb)
 	return nil
 }
 
