@@ -22,16 +22,18 @@ import (
 //
 //	go test -run '^$' -bench ProposalOverhead -benchtime 5x ./evolve
 //
-// It reports ms/proposal and rollouts/proposal.
+// It reports ms/proposal and rollouts/proposal. The big case is the
+// issue's: a 20-file library with 40 tasks in a repository of 10,000 files.
 func BenchmarkProposalOverhead(b *testing.B) {
-	for _, workers := range []int{1, 4} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+	for _, c := range []struct{ workers, files, libFiles, tasks int }{{1, 0, 1, 24}, {4, 0, 1, 24}, {4, 10000, 20, 40}} {
+		workers := c.workers
+		b.Run(fmt.Sprintf("workers=%d/files=%d", workers, c.files), func(b *testing.B) {
 			const rounds = 4
 			var proposals int
 			var elapsed time.Duration
 			var rollouts int64
 			for i := 0; i < b.N; i++ {
-				repo, lib := benchRepo(b)
+				repo, lib := benchRepo(b, c.files, c.libFiles, c.tasks)
 				start := time.Now()
 				sum, err := Evolve(context.Background(), repo, lib, Options{Workers: workers, Rounds: rounds, Jobs: 2 * workers})
 				if err != nil {
@@ -50,24 +52,32 @@ func BenchmarkProposalOverhead(b *testing.B) {
 	}
 }
 
-// benchRepo builds a repository with a 24-task library whose agent answers
-// instantly and whose proposer always makes a new edit. git-descent is built
-// once and put first on PATH, since git runs it as the merge driver.
-func benchRepo(b *testing.B) (*git.Repo, *library.Library) {
+// benchRepo builds a repository of files other files and a library of
+// libFiles files and tasks tasks, whose agent answers instantly and whose
+// proposer always makes a new edit. git-descent is built once and put first
+// on PATH, since git runs it as the merge driver.
+func benchRepo(b *testing.B, files, libFiles, tasks int) (*git.Repo, *library.Library) {
 	b.Helper()
 	bin := buildOnce(b)
 	b.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	ctx, repo := gittest.NewRepo(b)
 	dir := repo.Top()
 	evals := `{"evals": [`
-	for i := 0; i < 24; i++ {
+	for i := 0; i < tasks; i++ {
 		if i > 0 {
 			evals += ","
 		}
 		evals += fmt.Sprintf(`{"id": "t%02d", "prompt": "p", "expected_output": "never"}`, i)
 	}
 	evals += "]}"
-	for p, c := range map[string]string{"skills/s/SKILL.md": "# S\n", "skills/s/evals/evals.json": evals} {
+	content := map[string]string{"skills/s/SKILL.md": "# S\n", "skills/s/evals/evals.json": evals}
+	for i := 1; i < libFiles; i++ {
+		content[fmt.Sprintf("skills/s/references/r%02d.md", i)] = fmt.Sprintf("reference %d\n", i)
+	}
+	for i := 0; i < files; i++ {
+		content[fmt.Sprintf("src/d%02d/f%04d.txt", i%100, i)] = fmt.Sprintf("file %d\n", i)
+	}
+	for p, c := range content {
 		full := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			b.Fatal(err)

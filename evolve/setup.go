@@ -297,6 +297,7 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 	return &rollout.Evaluator{
 		Repo: r.repo, Library: lib, Scorer: sc, Runner: runner,
 		Limiter: sandbox.NewLimiter(r.opts.Jobs),
+		WorkDir: sandbox.WorkspaceRoot(),
 		Cache:   rollout.OpenCache(cacheDir),
 		Config:  config,
 		Meter:   r.meter,

@@ -12,8 +12,11 @@ type Workspace struct {
 }
 
 // NewWorkspace creates an empty directory under root ("" means the system
-// temporary directory), named after pattern like os.MkdirTemp.
+// temporary directory), named after pattern like os.MkdirTemp, with the
+// process id in its name so that one a killed process left behind can be
+// told from one in use.
 func NewWorkspace(root, pattern string) (*Workspace, error) {
+	pattern = fmt.Sprintf("%sp%d-", pattern, os.Getpid())
 	if root != "" {
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return nil, fmt.Errorf("create workspace root %q: %w", root, err)

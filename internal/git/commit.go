@@ -2,7 +2,6 @@ package git
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -56,16 +55,6 @@ func (r *Repo) HashObject(ctx context.Context, data []byte) (Hash, error) {
 		return "", err
 	}
 	return parseHash(out)
-}
-
-// TreeOf returns the tree of path inside commit (path "" is the root tree).
-// It returns ErrPathNotFound when the commit has no such path.
-func (r *Repo) TreeOf(ctx context.Context, commit Hash, path string) (Hash, error) {
-	h, err := r.ResolveRef(ctx, string(commit)+":"+path)
-	if errors.Is(err, ErrRefNotFound) {
-		return "", fmt.Errorf("%q in %s: %w", path, commit.Short(), ErrPathNotFound)
-	}
-	return h, err
 }
 
 // Parents returns the parents of a commit, first parent first.

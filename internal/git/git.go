@@ -39,6 +39,8 @@ type Repo struct {
 
 	mu sync.Mutex // guards gg
 	gg *gogit.Repository
+
+	paths sync.Map // object + "\x00" + path → Hash, for TreeOf (objects never change)
 }
 
 // Open finds the repository containing dir, like git does from a working

@@ -188,3 +188,35 @@ func TestUpdateRefsIsAllOrNothing(t *testing.T) {
 		t.Fatalf("y = %s, want %s", h, b)
 	}
 }
+
+func TestTreeOfInProcessMatchesGit(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	c := commitFile(t, r, "", "a/b/c.txt", "x\n")
+	root, err := r.ResolveRef(ctx, string(c)+"^{tree}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range []Hash{c, root} {
+		for _, p := range []string{"", "a", "a/b", "a/b/c.txt"} {
+			got, err := r.TreeOf(ctx, obj, p)
+			if err != nil {
+				t.Fatalf("TreeOf(%s, %q): %v", obj.Short(), p, err)
+			}
+			want, err := r.ResolveRef(ctx, string(obj)+":"+p)
+			if err != nil || got != want {
+				t.Errorf("TreeOf(%s, %q) = %s, git says %s (%v)", obj.Short(), p, got, want, err)
+			}
+		}
+		for _, p := range []string{"nope", "a/nope", "a/b/c.txt/d"} {
+			if _, err := r.TreeOf(ctx, obj, p); !errors.Is(err, ErrPathNotFound) {
+				t.Errorf("TreeOf(%s, %q) = %v, want ErrPathNotFound", obj.Short(), p, err)
+			}
+		}
+	}
+	if got, err := r.TreeOf(ctx, "HEAD", "a"); err == nil {
+		t.Errorf("TreeOf(HEAD) without a HEAD commit = %s", got)
+	}
+	if _, err := r.TreeOf(ctx, "0123456789012345678901234567890123456789", ""); err == nil {
+		t.Error("TreeOf of a missing object succeeded")
+	}
+}
