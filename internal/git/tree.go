@@ -135,10 +135,7 @@ func (r *Repo) ReadBlob(ctx context.Context, blob Hash) ([]byte, error) {
 // ReadFile returns the content of path in a commit or tree; ErrPathNotFound
 // when it has no such file.
 func (r *Repo) ReadFile(ctx context.Context, treeish Hash, path string) ([]byte, error) {
-	h, err := r.ResolveRef(ctx, string(treeish)+":"+path)
-	if errors.Is(err, ErrRefNotFound) {
-		return nil, fmt.Errorf("%q in %s: %w", path, treeish.Short(), ErrPathNotFound)
-	}
+	h, err := r.TreeOf(ctx, treeish, path)
 	if err != nil {
 		return nil, err
 	}
