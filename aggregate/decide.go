@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 )
@@ -82,6 +83,27 @@ func (d *decider) alone(ctx context.Context, s *Submission) (*fusion, error) {
 		d.built[s] = f
 	}
 	return f, err
+}
+
+// bestAlone scores each of subs merged alone onto the round's dev on tasks
+// and returns the best (the first of equals) with its score.
+func (d *decider) bestAlone(ctx context.Context, subs []*Submission, tasks []eval.Task) (*fusion, float64, error) {
+	var best *fusion
+	bestScore := -1.0
+	for _, s := range subs {
+		f, err := d.alone(ctx, s)
+		if err != nil {
+			return nil, 0, err
+		}
+		sc, err := d.a.scoreTree(ctx, f.tree, tasks)
+		if err != nil {
+			return nil, 0, err
+		}
+		if sc > bestScore {
+			best, bestScore = f, sc
+		}
+	}
+	return best, bestScore, nil
 }
 
 // staleness is how far dev moved under a proposal: η, the largest number of

@@ -130,22 +130,12 @@ func (a *Aggregator) settle(ctx context.Context, d *decider, dev git.Hash, membe
 	if err != nil {
 		return nil, err
 	}
-	best, bestScore := (*Submission)(nil), -1.0
-	for _, r := range rivals {
-		f, err := d.alone(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		sc, err := a.scoreTree(ctx, f.tree, tasks)
-		if err != nil {
-			return nil, err
-		}
-		if sc > bestScore {
-			best, bestScore = r, sc
-		}
+	best, bestScore, err := d.bestAlone(ctx, rivals, tasks)
+	if err != nil {
+		return nil, err
 	}
 	if sScore <= bestScore {
-		d.add(d.decision(s, ledger.ConflictLost, fmt.Sprintf("conflicts with %s, which scores better alone on validation (%.2f vs %.2f)", best.Proposal.Commit.Short(), bestScore, sScore)))
+		d.add(d.decision(s, ledger.ConflictLost, fmt.Sprintf("conflicts with %s, which scores better alone on validation (%.2f vs %.2f)", best.members[0].Proposal.Commit.Short(), bestScore, sScore)))
 		return a.build(ctx, dev, members)
 	}
 	var kept []*Submission

@@ -29,20 +29,9 @@ func (a *Aggregator) rank(ctx context.Context, d *decider, state *ledger.State, 
 	if err != nil {
 		return nil, err
 	}
-	var best *fusion
-	bestScore := -1.0
-	for _, m := range cand.members {
-		f, err := d.alone(ctx, m)
-		if err != nil {
-			return nil, err
-		}
-		sc, err := a.scoreTree(ctx, f.tree, tasks)
-		if err != nil {
-			return nil, err
-		}
-		if sc > bestScore {
-			best, bestScore = f, sc
-		}
+	best, bestScore, err := d.bestAlone(ctx, cand.members, tasks)
+	if err != nil {
+		return nil, err
 	}
 	gain := fused - bestScore
 	if a.Library.Tournament {
