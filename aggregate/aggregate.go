@@ -54,12 +54,21 @@ type Aggregator struct {
 	// Jobs is how many rollouts one gate keeps in flight (the evaluator's
 	// limit bounds them all together).
 	Jobs int
+	// Gates is how many candidates are evaluated at once, each against the
+	// dev of the moment; in order, the first accepted is committed and the
+	// others are evaluated again on the new dev. 0 or 1: one at a time.
+	Gates int
+	// OnCommit, when set, is called with dev's new commit each time the
+	// aggregator has merged into dev and recorded it (from the goroutine
+	// that runs the round).
+	OnCommit func(dev git.Hash)
 	// CrossFit judges each candidate on every task in Validation that none
 	// of its members' proposers saw (Validation then holds the train and
 	// validation splits together), instead of on all of Validation.
 	CrossFit bool
 
 	obs      *observations
+	decided  map[git.Hash]bool // proposals the journal holds a decision on; nil until a round loads it
 	refs     ledger.Refs
 	journal  *ledger.Journal
 	recorded struct {

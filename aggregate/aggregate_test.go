@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
@@ -369,4 +370,90 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// A proposal is decided once: made again (the same edit on the same dev,
+// so the same commit) in a later round or by a later run, or handed over
+// twice in one round, it gets no second decision.
+func TestRoundDecidesAProposalOnce(t *testing.T) {
+	f := newFixture(t, "top\nrules:\nend\n", "A", "B")
+	a := f.propose("1", "top\nrules:\nA\nend\n", 0, 1)
+	b := f.propose("2", "top\nrules:\nend\nB\n", 0, 1)
+	f.round(a, a)
+	res := f.round(a, b)
+	if len(res.Decisions) != 1 || res.Decisions[0].Proposal != b.Proposal.Commit {
+		t.Errorf("second round decided %+v, want only w2's proposal", res.Decisions)
+	}
+	// A new aggregator (a later run) knows the journal's decisions too.
+	f.agg = NewAggregator(f.repo, f.agg.Library, f.agg.Validation, f.agg.Scorer, nil)
+	if res := f.round(a); len(res.Decisions) != 0 {
+		t.Errorf("a later run decided %+v again", res.Decisions)
+	}
+	ds, err := ledger.OpenJournal(f.repo, "s").DecisionsFor(f.ctx, a.Proposal.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 {
+		t.Errorf("w1's proposal has %d decisions, want 1: %+v", len(ds), ds)
+	}
+}
+
+// With Gates above one, candidates are evaluated at once, each against the
+// dev of the moment, and decided in order: the first accepted is
+// committed, a later accepted one is evaluated again on the new dev before
+// it is committed, a rejected one stays rejected.
+func TestParallelGates(t *testing.T) {
+	f := newFixture(t, "top\nrules:\nend\n", "A", "B", "C", "D")
+	f.agg.Gates = 3
+	var mu sync.Mutex
+	active, most := map[git.Hash]int{}, 0
+	f.agg.Scorer = scorerFunc(func(ctx context.Context, tree git.Hash, task eval.Task, repeat int) (Outcome, error) {
+		mu.Lock()
+		active[tree]++
+		most = max(most, len(active))
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		defer func() {
+			mu.Lock()
+			if active[tree]--; active[tree] == 0 {
+				delete(active, tree)
+			}
+			mu.Unlock()
+		}()
+		return f.scorer.Rollout(ctx, tree, task, repeat)
+	})
+	f.agg.obs = newObservations(f.agg.Scorer)
+	f.seedNoise(agreeing(12))
+	f.agg.Jobs = 8
+	// No gain in their own evidence: each is a candidate of its own.
+	a := f.propose("1", "top\nrules:\nA\nend\n", 0, 0)
+	b := f.propose("2", "top\nrules:\nend\nB\n", 0, 0)
+	c := f.propose("3", "top\nrules:\nend\nnote\n", 0, 0)
+	res := f.round(a, b, c)
+	got := outcomes(res)
+	if got["1"] != ledger.Committed || got["2"] != ledger.Committed || got["3"] != ledger.Rejected {
+		t.Fatalf("outcomes = %v, want w1 and w2 committed, w3 rejected", got)
+	}
+	if most < 3 {
+		t.Errorf("at most %d library versions were rolled out at once, want the three candidates' (and dev's) together", most)
+	}
+	if got, want := f.skill("refs/heads/descent/s/dev"), "top\nrules:\nA\nend\nB\n"; got != want {
+		t.Errorf("dev SKILL.md = %q, want %q", got, want)
+	}
+	// w2's proposal was gated again on the dev w1's merge made.
+	var second *ledger.Gate
+	for _, v := range res.Verdicts {
+		if len(v.Members) == 1 && v.Members[0] == b {
+			second = v.Gate
+		}
+	}
+	if second == nil || second.Before == 0 {
+		t.Errorf("w2's gate = %+v, want it against the dev that passes A", second)
+	}
+}
+
+type scorerFunc func(ctx context.Context, tree git.Hash, t eval.Task, repeat int) (Outcome, error)
+
+func (s scorerFunc) Rollout(ctx context.Context, tree git.Hash, t eval.Task, repeat int) (Outcome, error) {
+	return s(ctx, tree, t, repeat)
 }

@@ -30,6 +30,9 @@ func (a *Aggregator) record(ctx context.Context, d *decider, state ledger.State,
 	d.head = head
 	for _, dec := range fresh {
 		d.written[dec.ID] = dec
+		if !dec.Proposal.IsZero() && a.decided != nil {
+			a.decided[dec.Proposal] = true
+		}
 	}
 	a.recorded.tokens, a.recorded.cost, a.recorded.unpriced = tokens, cost, unpriced
 	return nil
@@ -111,6 +114,9 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 		return "", err
 	}
 	*state = next
+	if a.OnCommit != nil {
+		a.OnCommit(merge)
+	}
 	return merge, nil
 }
 

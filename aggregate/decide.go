@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
@@ -90,6 +91,13 @@ func (d *decider) alone(ctx context.Context, s *Submission) (*fusion, error) {
 func (d *decider) bestAlone(ctx context.Context, subs []*Submission, tasks []eval.Task) (*fusion, float64, error) {
 	var best *fusion
 	bestScore := -1.0
+	var jobs []scoring
+	for _, s := range subs {
+		if f, err := d.alone(ctx, s); err == nil {
+			jobs = append(jobs, scoring{f.tree, tasks})
+		}
+	}
+	d.a.warm(ctx, jobs)
 	for _, s := range subs {
 		f, err := d.alone(ctx, s)
 		if err != nil {
@@ -104,6 +112,28 @@ func (d *decider) bestAlone(ctx context.Context, subs []*Submission, tasks []eva
 		}
 	}
 	return best, bestScore, nil
+}
+
+// scoring is a library version (a whole-repository tree) to score on tasks.
+type scoring struct {
+	tree  git.Hash
+	tasks []eval.Task
+}
+
+// warm scores versions concurrently, so that a stage that then reads them
+// one by one finds them known: its candidates are rolled out together
+// (under the evaluator's limit) rather than one after the other. Errors
+// are left for the stage to meet again.
+func (a *Aggregator) warm(ctx context.Context, jobs []scoring) {
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = a.scoreTree(ctx, j.tree, j.tasks)
+		}()
+	}
+	wg.Wait()
 }
 
 // staleness is how far dev moved under a proposal: η, the largest number of

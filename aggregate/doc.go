@@ -14,6 +14,7 @@
 //   - pool.go: promising proposals pooled into one candidate;
 //   - promote.go: stable fast-forwarded once dev has held up.
 //
-// round.go runs them; decide.go collects a round's decisions. An Aggregator
-// is used from one goroutine; the rollouts of a gate run in parallel.
+// round.go runs them, evaluating up to Gates candidates at once and deciding
+// them in order; decide.go collects a round's decisions. An Aggregator is
+// used from one goroutine; the rollouts of a stage run in parallel.
 package aggregate

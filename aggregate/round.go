@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
@@ -21,7 +23,10 @@ import (
 //  5. each candidate (the fusion, then the singles) goes through the
 //     oracle when it touches L1 files and then the gate, and is committed
 //     to dev when accepted: later candidates merge onto the new dev; a
-//     fusion the gate rejects is broken up and its members gated alone;
+//     fusion the gate rejects is broken up and its members gated alone.
+//     Up to Gates candidates are evaluated at once against the same dev
+//     and decided in order; those accepted on a dev that has since moved
+//     are fused and gated again on the new one;
 //  6. promising proposals (evidence positive, not yet enough), this
 //     round's and those waiting from earlier rounds, are pooled into one
 //     candidate and gated together (pool);
@@ -47,7 +52,10 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 	if err != nil {
 		return nil, err
 	}
-	subs = append(append([]*Submission(nil), refiled...), subs...)
+	if subs, err = a.undecided(ctx, subs); err != nil {
+		return nil, err
+	}
+	subs = distinct(append(append([]*Submission(nil), refiled...), subs...))
 	res := &RoundResult{Round: state.Round, Dev: dev}
 	d, err := newDecider(ctx, a, state.Round, dev, subs, attempts)
 	if err != nil {
@@ -59,7 +67,9 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 		d.add(others[i])
 	}
 
+	began := time.Now()
 	stopped := a.decide(ctx, d, &state, res, subs)
+	decided := time.Since(began)
 	if stopped == nil {
 		d.waiting, stopped = a.pool(ctx, d, &state, res, d.waiting)
 		d.promising = nil
@@ -67,6 +77,7 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 	if stopped != nil && !errors.Is(stopped, context.Canceled) && !errors.Is(stopped, context.DeadlineExceeded) {
 		return nil, stopped
 	}
+	pooled := time.Since(began)
 	var promo *promotion
 	if stopped == nil {
 		promo, stopped = a.measureAndPromote(ctx, &state, res)
@@ -81,9 +92,12 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 			state.Fusion.NothingToFuse++
 		}
 	}
+	measured := time.Since(began)
 	if err := a.recordRound(context.WithoutCancel(ctx), d, state, res, promo); err != nil {
 		return nil, fmt.Errorf("record round %d of %s: %w (another git-descent may be running on this library)", state.Round, a.Library.Name, err)
 	}
+	a.Log.Debug("round timings in seconds", "round", state.Round, "decide", decided.Seconds(), "pool", (pooled - decided).Seconds(),
+		"measure", (measured - pooled).Seconds(), "record", (time.Since(began) - measured).Seconds())
 	return res, stopped
 }
 
@@ -131,15 +145,122 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 		queue = append(queue, &fusion{members: []*Submission{s}})
 	}
 	for len(queue) > 0 {
-		c := queue[0]
-		queue = queue[1:]
-		next, err := a.candidate(ctx, d, state, res, c)
-		if err != nil {
-			return err
+		batch := a.speculate(queue)
+		queue = queue[len(batch):]
+		evals := a.evaluateAll(ctx, res.Dev, batch, state.Commits)
+		var front []*fusion
+		var again []*Submission
+		for _, e := range evals {
+			switch {
+			case e.dev == res.Dev || e.rejectedAlone():
+				next, err := a.apply(ctx, d, state, res, e)
+				if err != nil {
+					return err
+				}
+				front = append(front, next...)
+			case e.accepted() && !a.touchesGuarded(e.queued.members):
+				// Accepted, but an earlier candidate of the batch moved dev:
+				// those are gated again on the new dev, fused into one
+				// candidate (one commit rather than one each).
+				again = append(again, e.queued.members...)
+			default:
+				// What it found on the old dev does not say what it does
+				// on the new.
+				front = append(front, e.queued)
+			}
 		}
-		queue = append(next, queue...)
+		if len(again) > 0 {
+			front = append([]*fusion{{members: again}}, front...)
+		}
+		queue = append(front, queue...)
 	}
 	return nil
+}
+
+// speculate returns the candidates at the head of the queue to evaluate at
+// once: up to Gates of them, stopping before one that changes guarded (L1)
+// files, which is evaluated alone (its oracle runs one at a time).
+func (a *Aggregator) speculate(queue []*fusion) []*fusion {
+	n := max(a.Gates, 1)
+	for i, c := range queue {
+		if i == n {
+			return queue[:i]
+		}
+		if a.touchesGuarded(c.members) {
+			return queue[:max(i, 1)]
+		}
+	}
+	return queue
+}
+
+// evaluation is what one candidate was found to be on one dev: built on it
+// (or in conflict with it), through the oracle when it touches L1 files,
+// and gated.
+type evaluation struct {
+	queued   *fusion // the candidate as queued
+	dev      git.Hash
+	f        *fusion // built on dev
+	conflict *MemberConflictError
+	v        Verdict
+	err      error
+}
+
+// rejectedAlone says whether the gate rejected a single proposal: a
+// decision that stands on the dev it was made against, even once an
+// earlier candidate has moved dev (beating the better dev is harder).
+func (e evaluation) rejectedAlone() bool {
+	return e.err == nil && e.v.Gate != nil && !e.v.Gate.Accept && len(e.v.Members) == 1
+}
+
+// accepted says whether the gate accepted the candidate.
+func (e evaluation) accepted() bool {
+	return e.err == nil && e.v.Gate != nil && e.v.Gate.Accept
+}
+
+// evaluateAll evaluates candidates on dev in parallel (each gate's rollouts
+// share the evaluator's limit with everything else) and returns the
+// evaluations in the candidates' order.
+func (a *Aggregator) evaluateAll(ctx context.Context, dev git.Hash, cs []*fusion, commits int) []evaluation {
+	out := make([]evaluation, len(cs))
+	if len(cs) == 1 {
+		out[0] = a.evaluate(ctx, dev, cs[0], commits)
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = a.evaluate(ctx, dev, c, commits)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// evaluate merges c's members onto dev (reusing c when it was built on
+// it), runs the oracle when they touch L1 files, and gates the result. It
+// decides nothing: apply does, in the candidates' order.
+func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, commits int) evaluation {
+	e := evaluation{queued: c, dev: dev, v: Verdict{Members: c.members}}
+	e.f, e.err = c, nil
+	if c.dev != dev {
+		e.f, e.err = a.build(ctx, dev, c.members)
+	}
+	if errors.As(e.err, &e.conflict) {
+		e.err = nil
+		return e
+	}
+	if e.err != nil || e.f.tree == e.f.base {
+		return e
+	}
+	if a.touchesGuarded(c.members) {
+		if e.v.Oracle, e.err = a.checkOracle(ctx, e.f); e.err != nil || e.v.Oracle != oraclePassed {
+			return e
+		}
+	}
+	e.v.Gate, e.err = a.gate(ctx, dev, e.f, commits)
+	return e
 }
 
 // measureAndPromote scores dev and stable on validation after the round's
@@ -161,54 +282,42 @@ func (a *Aggregator) measureAndPromote(ctx context.Context, state *ledger.State,
 	return a.promote(ctx, state, stable, res)
 }
 
-// candidate merges c's members onto the current dev (reusing c when it was
-// built on it), runs the oracle when they touch L1 files, gates the result,
-// and commits it when accepted. It returns the candidates to gate next: a
-// fusion of several that the gate rejects is not decided, its members are
-// gated alone; one whose commit lost to someone else moving dev is gated
-// again on the new dev.
-func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, c *fusion) ([]*fusion, error) {
-	dev, members := res.Dev, c.members
-	f, err := c, error(nil)
-	if c.dev != dev {
-		f, err = a.build(ctx, dev, members)
-	}
-	var conflict *MemberConflictError
-	if errors.As(err, &conflict) {
+// apply decides an evaluated candidate and commits it when accepted. It
+// returns the candidates to evaluate next: a fusion of several that the gate
+// rejects is not decided, its members are evaluated alone; one whose commit
+// lost to someone else moving dev is evaluated again on the new dev.
+func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, e evaluation) ([]*fusion, error) {
+	members, f, v := e.queued.members, e.f, e.v
+	switch {
+	case e.err != nil:
+		return nil, e.err
+	case e.conflict != nil && len(members) > 1:
+		// Its members do not all merge together onto this dev: each is
+		// evaluated alone.
+		var alone []*fusion
+		for _, m := range members {
+			alone = append(alone, &fusion{members: []*Submission{m}})
+		}
+		return alone, nil
+	case e.conflict != nil:
 		// An earlier candidate this round took its place.
 		for _, m := range members {
-			d.add(d.decision(m, ledger.ConflictDev, fmt.Sprintf("does not merge onto dev %s after this round's earlier merge: conflict in %v", dev.Short(), conflict.Paths)))
+			d.add(d.decision(m, ledger.ConflictDev, fmt.Sprintf("does not merge onto dev %s after this round's earlier merge: conflict in %v", e.dev.Short(), e.conflict.Paths)))
 		}
 		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if f.tree == f.base {
+	case f.tree == f.base:
 		for _, m := range members {
 			d.add(d.decision(m, ledger.Duplicate, "dev already makes this change"))
 		}
 		return nil, nil
-	}
-	v := Verdict{Members: members}
-	if a.touchesGuarded(members) {
-		finding, err := a.checkOracle(ctx, f)
-		if err != nil {
-			return nil, err
+	case v.Gate == nil:
+		res.Verdicts = append(res.Verdicts, v)
+		for _, m := range members {
+			dec := d.decision(m, ledger.OracleVeto, "changes guarded (L1) files and "+v.Oracle)
+			dec.Oracle = v.Oracle
+			d.add(dec)
 		}
-		v.Oracle = finding
-		if finding != oraclePassed {
-			res.Verdicts = append(res.Verdicts, v)
-			for _, m := range members {
-				dec := d.decision(m, ledger.OracleVeto, "changes guarded (L1) files and "+finding)
-				dec.Oracle = finding
-				d.add(dec)
-			}
-			return nil, nil
-		}
-	}
-	if v.Gate, err = a.gate(ctx, dev, f, state.Commits); err != nil {
-		return nil, err
+		return nil, nil
 	}
 	d.gated[f.tree] = true
 	if !v.Gate.Accept && len(members) > 1 {
@@ -219,8 +328,8 @@ func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.St
 		}
 		return alone, nil
 	}
-	wctx := context.WithoutCancel(ctx)
-	v.Merge, err = a.commit(wctx, d, state, dev, f, v.Gate, v.Oracle)
+	var err error
+	v.Merge, err = a.commit(context.WithoutCancel(ctx), d, state, e.dev, f, v.Gate, v.Oracle)
 	var moved *devMovedError
 	if errors.As(err, &moved) {
 		if err := a.retryOnNewDev(ctx, d, res, err); err != nil {
@@ -236,6 +345,47 @@ func (a *Aggregator) candidate(ctx context.Context, d *decider, state *ledger.St
 	}
 	res.Verdicts = append(res.Verdicts, v)
 	return nil, nil
+}
+
+// undecided drops the fresh submissions the journal already holds a
+// decision on: a worker that makes the very proposal (the same edit on the
+// same dev, so the same commit) an earlier run made and had decided. Each
+// proposal is decided once; re-filed ones come back through the queue.
+func (a *Aggregator) undecided(ctx context.Context, subs []*Submission) ([]*Submission, error) {
+	if a.decided == nil {
+		ds, err := a.journal.Decisions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a.decided = map[git.Hash]bool{}
+		for _, d := range ds {
+			if !d.Proposal.IsZero() {
+				a.decided[d.Proposal] = true
+			}
+		}
+	}
+	var out []*Submission
+	for _, s := range subs {
+		if a.decided[s.Proposal.Commit] {
+			a.Log.Debug("proposal already decided; not deciding it again", "proposal", s.Proposal.Commit.Short(), "worker", s.Proposal.Worker)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// distinct keeps the first submission of each proposal commit.
+func distinct(subs []*Submission) []*Submission {
+	seen := map[git.Hash]bool{}
+	var out []*Submission
+	for _, s := range subs {
+		if !seen[s.Proposal.Commit] {
+			seen[s.Proposal.Commit] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // refiled loads the proposals earlier rounds set aside, with how often each

@@ -22,6 +22,15 @@ func (a *Aggregator) split(ctx context.Context, d *decider, dev git.Hash, ready 
 			free++
 		}
 	}
+	var jobs []scoring
+	for _, s := range ready {
+		if tasks := a.ownTasks(s); len(tasks) > 0 && !a.touchesGuarded([]*Submission{s}) && (free >= 2 || s.rebased) {
+			if f, err := d.alone(ctx, s); err == nil {
+				jobs = append(jobs, scoring{f.base, tasks}, scoring{f.tree, tasks})
+			}
+		}
+	}
+	a.warm(ctx, jobs)
 	for _, s := range ready {
 		if a.touchesGuarded([]*Submission{s}) {
 			solos = append(solos, s)
@@ -52,12 +61,7 @@ func (a *Aggregator) split(ctx context.Context, d *decider, dev git.Hash, ready 
 // ownEvidence re-runs a proposal's own train tasks on dev and on dev with
 // the proposal merged in. known is false when none of its tasks is known.
 func (a *Aggregator) ownEvidence(ctx context.Context, d *decider, s *Submission) (before, after float64, known bool, err error) {
-	var tasks []eval.Task
-	for _, id := range s.Proposal.Tasks {
-		if t, ok := a.Train[id]; ok {
-			tasks = append(tasks, t)
-		}
-	}
+	tasks := a.ownTasks(s)
 	f, err := d.alone(ctx, s)
 	if err != nil || len(tasks) == 0 {
 		return 0, 0, false, err
@@ -67,4 +71,16 @@ func (a *Aggregator) ownEvidence(ctx context.Context, d *decider, s *Submission)
 	}
 	after, err = a.scoreTree(ctx, f.tree, tasks)
 	return before, after, true, err
+}
+
+// ownTasks is the train tasks a proposal's evidence names that the
+// aggregator knows.
+func (a *Aggregator) ownTasks(s *Submission) []eval.Task {
+	var tasks []eval.Task
+	for _, id := range s.Proposal.Tasks {
+		if t, ok := a.Train[id]; ok {
+			tasks = append(tasks, t)
+		}
+	}
+	return tasks
 }

@@ -23,11 +23,19 @@ import (
 //	go test -run '^$' -bench ProposalOverhead -benchtime 5x ./evolve
 //
 // It reports ms/proposal and rollouts/proposal. The big case is the
-// issue's: a 20-file library with 40 tasks in a repository of 10,000 files.
+// issue's: a 20-file library with 40 tasks in a repository of 10,000 files,
+// in rounds and in the asynchronous pipeline.
 func BenchmarkProposalOverhead(b *testing.B) {
-	for _, c := range []struct{ workers, files, libFiles, tasks int }{{1, 0, 1, 24}, {4, 0, 1, 24}, {4, 10000, 20, 40}} {
+	for _, c := range []struct {
+		workers, files, libFiles, tasks int
+		async                           bool
+	}{{1, 0, 1, 24, false}, {4, 0, 1, 24, false}, {4, 10000, 20, 40, false}, {4, 10000, 20, 40, true}} {
 		workers := c.workers
-		b.Run(fmt.Sprintf("workers=%d/files=%d", workers, c.files), func(b *testing.B) {
+		name := fmt.Sprintf("workers=%d/files=%d", workers, c.files)
+		if c.async {
+			name += "/async"
+		}
+		b.Run(name, func(b *testing.B) {
 			const rounds = 4
 			var proposals int
 			var elapsed time.Duration
@@ -35,7 +43,7 @@ func BenchmarkProposalOverhead(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				repo, lib := benchRepo(b, c.files, c.libFiles, c.tasks)
 				start := time.Now()
-				sum, err := Evolve(context.Background(), repo, lib, Options{Workers: workers, Rounds: rounds, Jobs: 2 * workers})
+				sum, err := Evolve(context.Background(), repo, lib, Options{Workers: workers, Rounds: rounds, Jobs: 2 * workers, Async: c.async})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,14 +1,12 @@
 package evolve
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/rollout"
 )
 
 // CacheUsage is what a library's rollout cache holds.
@@ -28,20 +26,7 @@ func ClearCache(repo *git.Repo, lib *library.Library) (CacheUsage, error) {
 	defer l.release()
 	dir := CacheDir(repo, lib)
 	var u CacheUsage
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if info, ierr := d.Info(); ierr == nil && d.Type().IsRegular() {
-			u.Records++
-			u.Bytes += info.Size()
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return u, nil
-	}
-	if err != nil {
+	if u.Records, u.Bytes, err = rollout.Usage(dir); err != nil {
 		return u, fmt.Errorf("clear the cache of %q: %w", lib.Name, err)
 	}
 	if err := os.RemoveAll(dir); err != nil {

@@ -14,10 +14,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/git-descent/git-descent/agent"
 	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/internal/git"
@@ -40,19 +42,44 @@ type Options struct {
 	// BaselineNone also scores the test split with the library removed, to
 	// report the lift over no skill at all.
 	BaselineNone bool
-	// Refresh makes workers take a new dev snapshot only every Refresh
-	// rounds (staggered); above 1 their proposals go stale the way an
-	// asynchronous worker's do, for the staleness policy to handle.
+	// Async runs workers and the aggregator as stages that never wait for
+	// each other (see pipeline) instead of synchronous rounds (every worker
+	// on the same dev snapshot, then one aggregation). Rounds stay the
+	// default until the pipeline is at least as good on every bench domain
+	// (DESIGN.md, decision 51).
+	Async bool
+	// AsyncRatio bounds, with Async, how many dev commits a worker's
+	// snapshot may fall behind before its step is abandoned and made again
+	// from the new dev.
+	AsyncRatio int
+	// Refresh, in rounds, makes workers take a new dev snapshot only every
+	// Refresh rounds (staggered); above 1 their proposals go stale the way
+	// an asynchronous worker's do, for the staleness policy to handle.
 	Refresh int
+	// Hedge, above 1, starts a rollout again on a free slot once it has run
+	// Hedge times longer than its estimate, keeping the first answer (see
+	// rollout.Evaluator.Hedge); 0 never does. Off by default: a hedge is a
+	// second agent run, paid for.
+	Hedge float64
 	// NoCache neither reads nor writes the on-disk rollout cache: every
 	// rollout is run afresh (once per run).
 	NoCache bool
 	// Backoff is the wait before retrying a rollout that failed for
 	// infrastructure reasons; 0 means rollout.DefaultBackoff.
 	Backoff time.Duration
-	Out     io.Writer // human-readable progress
-	Log     *slog.Logger
+	// Runner and Proposer, when set, replace the library's run and
+	// proposer commands with agents in this process (the bench's simulated
+	// ones); AgentName names them, for the evidence and the cache key.
+	Runner    agent.Runner
+	Proposer  agent.Proposer
+	AgentName string
+	Out       io.Writer // human-readable progress
+	Log       *slog.Logger
 }
+
+// DefaultAsyncRatio is how many dev commits a worker's snapshot may fall
+// behind, by default, before its step is made again from the new dev.
+const DefaultAsyncRatio = 2
 
 // Summary is the outcome of a run, for the closing report and --json.
 type Summary struct {
@@ -78,6 +105,7 @@ type Summary struct {
 	Promotions int                    `json:"promotions"`
 	Rollouts   int64                  `json:"rollouts"`
 	CacheHits  int64                  `json:"cache_hits"`
+	Hedges     int64                  `json:"hedges"`                // rollouts started again on a free slot because they ran far beyond their estimate
 	Errored    int64                  `json:"errored"`               // rollouts that could not run (not scored, not cached)
 	FirstError string                 `json:"first_error,omitempty"` // the first of them
 	// Validation is how candidates were judged: "split" or "cross"
@@ -127,7 +155,7 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 	if sum != nil {
 		sum.Seconds = time.Since(start).Seconds()
 		st := r.eval.Stats()
-		sum.Rollouts, sum.CacheHits = st.Rollouts, st.Hits
+		sum.Rollouts, sum.CacheHits, sum.Hedges = st.Rollouts, st.Hits, st.Hedges
 		sum.Errored, sum.FirstError = st.Errored, st.FirstError
 		sum.Tokens, sum.Cost = meter.Total()
 		sum.Unpriced = meter.Unpriced()
@@ -143,6 +171,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.Rounds <= 0 {
 		o.Rounds = 6
+	}
+	if o.AsyncRatio <= 0 {
+		o.AsyncRatio = DefaultAsyncRatio
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = 2 * o.Workers
@@ -204,7 +235,18 @@ func (r *runner) rounds(ctx context.Context) error {
 	if err := r.queuePending(ctx); err != nil {
 		return err
 	}
-	for round := 1; round <= r.opts.Rounds; round++ {
+	if r.opts.Async {
+		dev, err := r.repo.ResolveRef(ctx, r.refs.Dev())
+		if err != nil {
+			return err
+		}
+		if r.opts.Target <= 0 || sum.Final < r.opts.Target {
+			if err := r.asyncRounds(ctx, dev); err != nil {
+				return err
+			}
+		}
+	}
+	for round := 1; !r.opts.Async && round <= r.opts.Rounds; round++ {
 		if r.opts.Target > 0 && sum.Final >= r.opts.Target {
 			break
 		}
@@ -226,9 +268,9 @@ func (r *runner) round(ctx context.Context) (*aggregate.RoundResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	round := r.roundNo + 1
 	type result struct {
-		sub *aggregate.Submission
-		dec *ledger.Decision
+		stepResult
 		err error
 	}
 	// Each worker goroutine owns its worker and its slot of results; a
@@ -238,28 +280,39 @@ func (r *runner) round(ctx context.Context) (*aggregate.RoundResult, error) {
 	results := make([]result, len(r.workers))
 	var wg sync.WaitGroup
 	for i, w := range r.workers {
+		j := job{dev: w.refresh(dev, round), seq: (round-1)*len(r.workers) + w.index, round: round, id: fmt.Sprintf("r%d-w%s", round, w.id)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sub, dec, err := w.step(wctx, dev, r.roundNo+1)
+			res, err := w.step(wctx, j)
 			if err != nil {
 				cancel()
 			}
-			results[i] = result{sub, dec, err}
+			results[i] = result{res, err}
 		}()
 	}
 	wg.Wait()
 	if err := firstError(ctx, results, func(x result) error { return x.err }); err != nil {
 		return nil, err
 	}
+	steps := make([]stepResult, len(results))
+	for i, res := range results {
+		steps[i] = res.stepResult
+	}
+	return r.aggregate(ctx, steps)
+}
+
+// aggregate decides the submissions and decisions of steps in one
+// aggregator round and reports it.
+func (r *runner) aggregate(ctx context.Context, steps []stepResult) (*aggregate.RoundResult, error) {
 	var subs []*aggregate.Submission
 	var others []ledger.Decision
-	for _, res := range results {
-		if res.sub != nil {
-			subs = append(subs, res.sub)
+	for _, s := range steps {
+		if s.sub != nil {
+			subs = append(subs, s.sub)
 		}
-		if res.dec != nil {
-			others = append(others, *res.dec)
+		if s.dec != nil {
+			others = append(others, *s.dec)
 		}
 	}
 	out, err := r.agg.Round(ctx, subs, others)
@@ -267,7 +320,7 @@ func (r *runner) round(ctx context.Context) (*aggregate.RoundResult, error) {
 		return nil, err
 	}
 	r.roundNo = out.Round
-	r.report(out, quietLines(r.workers))
+	r.report(out, quietLines(steps))
 	return out, nil
 }
 
@@ -291,17 +344,17 @@ func firstError[T any](ctx context.Context, xs []T, errOf func(T) error) error {
 	return cancelled
 }
 
-// quietLines reports the workers that made no proposal: one line each for
+// quietLines reports the steps that made no proposal: one line each for
 // those whose proposer came back empty-handed, one line for all whose
 // minibatch passed.
-func quietLines(ws []*worker) []string {
+func quietLines(steps []stepResult) []string {
 	var lines, passed []string
-	for _, w := range ws {
+	for _, s := range steps {
 		switch {
-		case w.passed:
-			passed = append(passed, "w"+w.id)
-		case w.last != "":
-			lines = append(lines, w.last)
+		case s.passed && !slices.Contains(passed, s.worker):
+			passed = append(passed, s.worker)
+		case s.quiet != "":
+			lines = append(lines, s.quiet)
 		}
 	}
 	if len(passed) > 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/git-descent/git-descent/library"
 )
 
-// Together, the workers' minibatches cover the train split before any task
+// Together, the steps' minibatches cover the train split before any task
 // repeats, and each worker's window moves every round.
 func TestMinibatchesCoverTrainSplit(t *testing.T) {
 	var train []eval.Task
@@ -25,11 +25,9 @@ func TestMinibatchesCoverTrainSplit(t *testing.T) {
 		r.workers = append(r.workers, &worker{index: i, r: r, train: train})
 	}
 	seen := map[string]int{}
-	for round := 1; round <= 2; round++ {
-		for _, w := range r.workers {
-			for _, task := range w.minibatch(round) {
-				seen[task.ID]++
-			}
+	for seq := 0; seq < 6; seq++ {
+		for _, task := range r.workers[seq%3].minibatch(seq) {
+			seen[task.ID]++
 		}
 	}
 	// 12 picks over 10 tasks: every task at least once, none three times.
@@ -41,11 +39,11 @@ func TestMinibatchesCoverTrainSplit(t *testing.T) {
 			t.Errorf("task %s picked %d times", id, n)
 		}
 	}
-	if a, b := r.workers[0].minibatch(1), r.workers[0].minibatch(2); a[0].ID == b[0].ID {
+	if a, b := r.workers[0].minibatch(0), r.workers[0].minibatch(3); a[0].ID == b[0].ID {
 		t.Errorf("worker 1's window did not move: %v then %v", a, b)
 	}
 	lib.Minibatch = 50
-	if got := r.workers[0].minibatch(1); len(got) != 10 {
+	if got := r.workers[0].minibatch(0); len(got) != 10 {
 		t.Errorf("minibatch larger than the split gave %d tasks", len(got))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/git-descent/git-descent/agent"
@@ -40,6 +41,7 @@ type runner struct {
 	models  *models       // chat-model clients, when a role uses one
 	agent   string        // the runner and proposer, for evidence
 	start   time.Time     // when the run began
+	rebases atomic.Int64  // proposals workers rebased onto a newer dev before writing them
 }
 
 // setup checks the preconditions of a run and prepares everything it needs:
@@ -109,6 +111,7 @@ func (r *runner) newAggregator(ctx context.Context) error {
 	r.agg.Meter = r.meter
 	r.agg.Test = r.splits[eval.Test]
 	r.agg.Jobs = r.opts.Jobs
+	r.agg.Gates = r.opts.Workers
 	r.agg.CrossFit = r.crossFit()
 	r.agg.Train = map[string]eval.Task{}
 	for _, t := range r.train() {
@@ -274,12 +277,18 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("library %q: %w", lib.Name, err)
 	}
-	runner, name, err := newRunner(ctx, lib, r.models, exe, r.opts.Log)
+	runner, name, err := r.opts.Runner, "in-process "+r.opts.AgentName, error(nil)
+	if runner == nil {
+		runner, name, err = newRunner(ctx, lib, r.models, exe, r.opts.Log)
+	}
 	if err != nil {
 		return nil, err
 	}
 	r.agent = "run: " + name
 	var agentConfig []string
+	if r.opts.Runner != nil {
+		agentConfig = append(agentConfig, name)
+	}
 	if ex, ok := runner.(*agent.Exec); ok && ex.CLI != nil {
 		agentConfig = append(agentConfig, ex.CLI.Fingerprint())
 		if note := ex.CLI.PriceNote(lib.Run); note != "" {
@@ -302,6 +311,7 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 		Config:  config,
 		Meter:   r.meter,
 		Backoff: r.opts.Backoff,
+		Hedge:   r.opts.Hedge,
 		Log:     r.opts.Log,
 	}, nil
 }
@@ -339,7 +349,10 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	if err := materialize.RemoveWorkers(ctx, r.repo, r.lib); err != nil {
 		return err
 	}
-	proposer, name, err := newProposer(ctx, r.lib, r.models, git.ExecutablePath())
+	proposer, name, err := r.opts.Proposer, "in-process "+r.opts.AgentName, error(nil)
+	if proposer == nil {
+		proposer, name, err = newProposer(ctx, r.lib, r.models, git.ExecutablePath())
+	}
 	if err != nil {
 		return err
 	}
@@ -363,8 +376,14 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	return nil
 }
 
-// close removes the worker worktrees and releases the library.
+// close removes the worker worktrees, closes the rollout cache and
+// releases the library.
 func (r *runner) close() {
+	if r.eval != nil {
+		if err := r.eval.Cache.Close(); err != nil {
+			r.opts.Log.Warn("close the rollout cache", "err", err)
+		}
+	}
 	if err := materialize.RemoveWorkers(context.Background(), r.repo, r.lib); err != nil {
 		r.opts.Log.Warn("remove worker worktrees", "err", err)
 	}

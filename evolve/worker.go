@@ -3,6 +3,7 @@ package evolve
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -25,9 +26,41 @@ type worker struct {
 	index    int // 0-based position among the workers
 	r        *runner
 	train    []eval.Task // all train tasks, in the run's fixed order
-	last     string      // the report line of the last step, if it made no proposal
-	passed   bool        // the last step's minibatch passed entirely
-	snapshot git.Hash    // the dev commit it works from
+	snapshot git.Hash    // the dev commit it works from (synchronous rounds)
+	// slot, in the asynchronous runtime, holds a token while the worker has
+	// no proposal waiting for a decision: its branch can only hold one, so
+	// writing the next waits for the last to be decided. nil in rounds.
+	slot chan struct{}
+}
+
+// job is one step of a worker: the dev snapshot to work from, the step's
+// number in the run (which moves the minibatch window), the round it
+// belongs to, and, in the asynchronous runtime, how to tell that dev has
+// moved too far under it.
+type job struct {
+	dev   git.Hash
+	seq   int
+	round int
+	id    string      // the decision id of a step that makes no proposal
+	stale func() bool // nil: never
+	// newest, in the asynchronous runtime, returns dev as it is now: a
+	// proposal made on an older dev is rebased onto it before it is
+	// written. nil in rounds.
+	newest func() git.Hash
+}
+
+// stepResult is what a step made: a submission, or a decision when the
+// proposer produced nothing usable, or neither (every task passed, every
+// rollout errored, or the step was abandoned as too stale); quiet is the
+// report line of a step that made no proposal, passed says its minibatch
+// passed entirely.
+type stepResult struct {
+	worker    string // "w<id>"
+	sub       *aggregate.Submission
+	dec       *ledger.Decision
+	quiet     string
+	passed    bool
+	abandoned bool // dev moved too far under it (asynchronous runtime)
 }
 
 // refresh takes dev as the worker's snapshot every Options.Refresh rounds,
@@ -41,15 +74,15 @@ func (w *worker) refresh(dev git.Hash, round int) git.Hash {
 	return w.snapshot
 }
 
-// minibatch returns the train tasks of this worker in a round: a window
-// that moves across workers and rounds, so together they cover the train
-// split before repeating.
-func (w *worker) minibatch(round int) []eval.Task {
+// minibatch returns the train tasks of the seq-th step of the run: a
+// window that moves with each step, so the workers together cover the
+// train split before repeating.
+func (w *worker) minibatch(seq int) []eval.Task {
 	n, m := len(w.train), w.r.minibatch()
 	if m >= n {
 		return w.train
 	}
-	start := ((round-1)*len(w.r.workers) + w.index) * m
+	start := seq * m
 	out := make([]eval.Task, m)
 	for i := range out {
 		out[i] = w.train[(start+i)%n]
@@ -57,61 +90,128 @@ func (w *worker) minibatch(round int) []eval.Task {
 	return out
 }
 
-// step rolls out a minibatch on dev, asks the proposer to fix the failures,
-// and commits a valid edit as a proposal on the worker's branch. It returns
-// the submission, or a decision when the proposer produced nothing usable,
-// or neither when every task already passes.
-func (w *worker) step(ctx context.Context, dev git.Hash, round int) (*aggregate.Submission, *ledger.Decision, error) {
+// step rolls out a minibatch on j.dev, asks the proposer to fix the
+// failures, and commits a valid edit as a proposal on the worker's branch.
+func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
+	defer func() { res.worker = "w" + w.id }()
 	start := time.Now()
-	dev = w.refresh(dev, round)
-	lib := w.r.lib
+	lib, dev := w.r.lib, j.dev
 	if err := w.wt.Reset(ctx, dev); err != nil {
-		return nil, nil, err
+		return stepResult{}, err
 	}
 	devLib, err := w.r.repo.TreeOf(ctx, dev, lib.Path)
 	if err != nil {
-		return nil, nil, err
+		return stepResult{}, err
 	}
-	batch := w.minibatch(round)
+	batch := w.minibatch(j.seq)
 	before, err := w.r.eval.RolloutAll(ctx, devLib, batch)
 	if err != nil {
-		return nil, nil, err
+		return stepResult{}, err
 	}
 	fb := feedback(lib.Name, filepath.Join(w.wt.Dir, filepath.FromSlash(lib.Path)), lib.Frozen, batch, before)
 	if len(fb.Failures) == 0 && len(fb.Passed) == 0 {
-		w.last, w.passed = fmt.Sprintf("w%-3s every rollout of its minibatch errored; nothing to propose from", w.id), false
-		return nil, nil, nil
+		return stepResult{quiet: fmt.Sprintf("w%-3s every rollout of its minibatch errored; nothing to propose from", w.id)}, nil
 	}
 	if len(fb.Failures) == 0 {
-		w.last, w.passed = "", true
-		return nil, nil, nil
+		return stepResult{passed: true}, nil
 	}
-	w.passed = false
+	if j.stale != nil && j.stale() {
+		return stepResult{abandoned: true}, nil
+	}
 	m, err := w.r.proposeEdit(ctx, &w.seat, dev, fb)
 	if err != nil {
-		return nil, nil, err
+		return stepResult{}, err
 	}
 	if m.outcome != "" {
-		w.last = fmt.Sprintf("w%-3s %s: %s", w.id, m.outcome, m.reason)
-		return nil, &ledger.Decision{ID: fmt.Sprintf("r%d-w%s", round, w.id), Library: lib.Name, Worker: w.id,
-			Round: round, Outcome: m.outcome, Reason: m.reason, Base: dev, Train: [2]float64{rollout.Mean(before), 0}}, nil
+		return stepResult{quiet: fmt.Sprintf("w%-3s %s: %s", w.id, m.outcome, m.reason),
+			dec: &ledger.Decision{ID: j.id, Library: lib.Name, Worker: w.id, Round: j.round, Outcome: m.outcome, Reason: m.reason,
+				Base: dev, Train: [2]float64{rollout.Mean(before), 0}}}, nil
 	}
 	edit, rat := m.edit, m.rat
 	if rat.Subject == "" {
 		rat.Subject = fmt.Sprintf("Edit %s after %d failed tasks", strings.Join(edit.Paths, ", "), len(fb.Failures))
 	}
-	sub, err := w.r.commitProposal(ctx, w.id, dev, edit, batch, before, rat, start)
+	p, err := w.r.measureProposal(ctx, w.id, dev, edit, batch, before, rat, start)
 	if err != nil {
-		return nil, nil, err
+		return stepResult{}, err
 	}
-	w.last = ""
-	return sub, nil, nil
+	if w.slot != nil {
+		select {
+		case <-w.slot:
+		case <-ctx.Done():
+			return stepResult{}, ctx.Err()
+		}
+	}
+	if j.newest != nil {
+		if p, edit, err = w.r.rebase(ctx, p, edit, j.newest(), batch, rat, start); err != nil {
+			w.slot <- struct{}{} // nothing was written: the slot is still free
+			return stepResult{}, err
+		}
+	}
+	if err := ledger.WriteProposal(context.WithoutCancel(ctx), w.r.repo, p, edit.Tree); err != nil {
+		return stepResult{}, err
+	}
+	return stepResult{sub: &aggregate.Submission{Proposal: p, Paths: edit.Paths}}, nil
 }
 
-// commitProposal re-runs tasks with the edit applied and commits the edit
-// as worker's proposal on dev, with its evidence: the tasks' rewards
-// before (on dev) and after, and what they and the proposer spent.
+// commitProposal measures an edit (measureProposal) and commits it as
+// worker's proposal on dev.
 func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash, edit materialize.Edit, tasks []eval.Task, before []rollout.Record, rat agent.Rationale, start time.Time) (*aggregate.Submission, error) {
+	p, err := r.measureProposal(ctx, worker, dev, edit, tasks, before, rat, start)
+	if err != nil {
+		return nil, err
+	}
+	if err := ledger.WriteProposal(context.WithoutCancel(ctx), r.repo, p, edit.Tree); err != nil {
+		return nil, err
+	}
+	return &aggregate.Submission{Proposal: p, Paths: edit.Paths}, nil
+}
+
+// rebase re-makes proposal p, made on an older dev, on dev as it is now:
+// its edit merged onto the new dev (through git and the merge driver) and
+// measured there on the same tasks, so that it reaches the gate fresh
+// instead of stale. An edit that does not merge cleanly, or a dev that has
+// not moved, leaves p as it is (the staleness policy then handles it).
+func (r *runner) rebase(ctx context.Context, p *ledger.Proposal, edit materialize.Edit, dev git.Hash, tasks []eval.Task, rat agent.Rationale, start time.Time) (*ledger.Proposal, materialize.Edit, error) {
+	if dev.IsZero() || dev == p.Base {
+		return p, edit, nil
+	}
+	own, err := r.repo.CommitTree(ctx, git.CommitTreeRequest{Tree: edit.Tree, Parents: []git.Hash{p.Base}, Message: "git-descent: proposal to rebase\n"})
+	if err != nil {
+		return nil, edit, err
+	}
+	tree, err := r.repo.MergeTree(ctx, git.MergeTreeRequest{Ours: dev, Theirs: own})
+	var conflict *git.MergeConflictError
+	if errors.As(err, &conflict) {
+		return p, edit, nil
+	}
+	if err != nil {
+		return nil, edit, err
+	}
+	devLib, err := r.repo.TreeOf(ctx, dev, r.lib.Path)
+	if err != nil {
+		return nil, edit, err
+	}
+	before, err := r.eval.RolloutAll(ctx, devLib, tasks)
+	if err != nil {
+		return nil, edit, err
+	}
+	rebased := materialize.Edit{Tree: tree, Paths: edit.Paths}
+	q, err := r.measureProposal(ctx, p.Worker, dev, rebased, tasks, before, rat, start)
+	if err != nil {
+		return nil, edit, err
+	}
+	q.Tokens += p.Tokens - rat.Tokens // what the first measurement's rollouts spent
+	q.Cost += p.Cost - rat.Cost
+	q.Unpriced += p.Unpriced - rat.Unpriced
+	r.rebases.Add(1)
+	return q, rebased, nil
+}
+
+// measureProposal re-runs tasks with the edit applied and returns the
+// proposal it makes on dev, with its evidence: the tasks' rewards before
+// (on dev) and after, and what they and the proposer spent.
+func (r *runner) measureProposal(ctx context.Context, worker string, dev git.Hash, edit materialize.Edit, tasks []eval.Task, before []rollout.Record, rat agent.Rationale, start time.Time) (*ledger.Proposal, error) {
 	newLib, err := r.repo.TreeOf(ctx, edit.Tree, r.lib.Path)
 	if err != nil {
 		return nil, err
@@ -120,7 +220,7 @@ func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash
 	if err != nil {
 		return nil, err
 	}
-	p := &ledger.Proposal{
+	return &ledger.Proposal{
 		Subject: rat.Subject, Body: rat.Body,
 		Evidence: ledger.Evidence{
 			Library: r.lib.Name, Worker: worker, Base: dev, Tasks: ids(tasks),
@@ -130,11 +230,7 @@ func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash
 			Unpriced: rat.Unpriced + spent(before).unpriced + spent(after).unpriced,
 			Seconds:  time.Since(start).Seconds(), Agent: r.agent,
 		},
-	}
-	if err := ledger.WriteProposal(context.WithoutCancel(ctx), r.repo, p, edit.Tree); err != nil {
-		return nil, err
-	}
-	return &aggregate.Submission{Proposal: p, Paths: edit.Paths}, nil
+	}, nil
 }
 
 // feedback sorts a minibatch's rollouts into failures and passes; rollouts

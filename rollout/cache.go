@@ -5,14 +5,17 @@
 package rollout
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/git-descent/git-descent/eval"
@@ -57,11 +60,23 @@ func (k Key) String() string {
 	return hex.EncodeToString(h[:])
 }
 
-// Cache keeps records on disk (one JSON file each, written atomically) and
-// in memory, and makes concurrent requests for one key share a single
-// rollout. It is safe for concurrent use.
+// Cache keeps records on disk and in memory, and makes concurrent requests
+// for one key share a single rollout. It is safe for concurrent use.
+//
+// On disk, records are lines appended to one log (logName: a JSON object
+// with the key and the record per line), read once when the cache is
+// first asked: a rollout adds one write to an open file rather than a
+// file of its own. A damaged or torn line (a crash mid-write) is skipped,
+// so its rollout is run again. Records of the one-file-per-record layout
+// of earlier versions are still read.
 type Cache struct {
 	dir string
+
+	loaded sync.Once
+	disk   map[string]Record // the log's records, read once; never written after
+
+	logMu sync.Mutex
+	log   *os.File // opened for appending on the first store
 
 	// mu guards both maps and every flight's fields until its done is
 	// closed. A flight is added by the caller that leads it and removed by
@@ -177,13 +192,27 @@ func (c *Cache) land(ctx context.Context, k string, fl *flight, o outcome) {
 	close(fl.done)
 }
 
-func (c *Cache) path(k string) string { return filepath.Join(c.dir, k[:2], k+".json") }
+// logName is the cache's log in its directory.
+const logName = "log.jsonl"
+
+// entry is one line of the log.
+type entry struct {
+	Key    string `json:"key"`
+	Record Record `json:"record"`
+}
+
+// legacyPath is where the one-file-per-record layout kept a record.
+func (c *Cache) legacyPath(k string) string { return filepath.Join(c.dir, k[:2], k+".json") }
 
 func (c *Cache) load(k string) (Record, bool) {
 	if c.dir == "" {
 		return Record{}, false
 	}
-	data, err := os.ReadFile(c.path(k))
+	c.loaded.Do(func() { c.disk = readLog(filepath.Join(c.dir, logName)) })
+	if r, ok := c.disk[k]; ok {
+		return r, true
+	}
+	data, err := os.ReadFile(c.legacyPath(k))
 	if err != nil {
 		return Record{}, false
 	}
@@ -194,30 +223,89 @@ func (c *Cache) load(k string) (Record, bool) {
 	return r, true
 }
 
+// readLog reads every whole, valid line of a log; a missing log is empty.
+func readLog(path string) map[string]Record {
+	out := map[string]Record{}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return out
+	}
+	for len(data) > 0 {
+		line, rest, whole := bytes.Cut(data, []byte("\n"))
+		data = rest
+		var e entry
+		if whole && json.Unmarshal(line, &e) == nil && e.Key != "" {
+			out[e.Key] = e.Record
+		}
+	}
+	return out
+}
+
 func (c *Cache) store(k string, r Record) error {
 	if c.dir == "" {
 		return nil
 	}
-	p := c.path(k)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("rollout cache: %w", err)
-	}
-	data, err := json.Marshal(r)
+	line, err := json.Marshal(entry{Key: k, Record: r})
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
+	line = append(line, '\n')
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	if c.log == nil {
+		if err := os.MkdirAll(c.dir, 0o755); err != nil {
+			return fmt.Errorf("rollout cache: %w", err)
+		}
+		f, err := os.OpenFile(filepath.Join(c.dir, logName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("rollout cache: %w", err)
+		}
+		c.log = f
+	}
+	// One write per line: appends of concurrent writers do not interleave.
+	if _, err := c.log.Write(line); err != nil {
 		return fmt.Errorf("rollout cache: %w", err)
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("rollout cache: %w", err)
+	return nil
+}
+
+// Close closes the log; a later store opens it again.
+func (c *Cache) Close() error {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	if c.log == nil {
+		return nil
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("rollout cache: %w", err)
+	err := c.log.Close()
+	c.log = nil
+	return err
+}
+
+// Usage counts the records kept in a cache directory and the bytes they
+// take, the log's and earlier versions' files together.
+func Usage(dir string) (records int, size int64, err error) {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		size += info.Size()
+		switch {
+		case d.Name() == logName:
+			records += len(readLog(p))
+		case strings.HasSuffix(d.Name(), ".json"):
+			records++
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, nil
 	}
-	return os.Rename(tmp.Name(), p)
+	return records, size, err
 }

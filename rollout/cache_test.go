@@ -71,13 +71,53 @@ func TestCacheErrorsAndDamage(t *testing.T) {
 	if err != nil || hit || rec.Reward != 1 {
 		t.Fatalf("retry: %+v hit=%v err=%v", rec, hit, err)
 	}
-	k := key.String()
-	if err := os.WriteFile(filepath.Join(dir, k[:2], k+".json"), []byte("{garbage"), 0o644); err != nil {
+	// A damaged line, and one a crash cut short, are skipped: their
+	// rollouts are run again; the lines after them are read.
+	log := filepath.Join(dir, logName)
+	data, err := os.ReadFile(log)
+	if err != nil {
 		t.Fatal(err)
 	}
-	rec, hit, err = OpenCache(dir).Do(context.Background(), key, func() (Record, error) { return Record{Reward: 0.25}, nil })
+	other := Key{Tree: "t", Task: "y", Config: "c"}
+	if _, _, err := c.Do(context.Background(), other, func() (Record, error) { return Record{Reward: 0.75}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := whole[len(data):]
+	damaged := append(append(append([]byte("{garbage\n"), data[:len(data)-1]...), []byte("}}\n")...), last...)
+	if err := os.WriteFile(log, append(damaged, data[:len(data)/2]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = OpenCache(dir)
+	rec, hit, err = c.Do(context.Background(), key, func() (Record, error) { return Record{Reward: 0.25}, nil })
 	if err != nil || hit || rec.Reward != 0.25 {
 		t.Fatalf("damaged: %+v hit=%v err=%v", rec, hit, err)
+	}
+	if rec, hit, _ := c.Do(context.Background(), other, func() (Record, error) { return Record{}, nil }); !hit || rec.Reward != 0.75 {
+		t.Fatalf("the line after a damaged one: %+v hit=%v", rec, hit)
+	}
+}
+
+// Records of the one-file-per-record layout of earlier versions are read.
+func TestCacheReadsLegacyFiles(t *testing.T) {
+	dir := t.TempDir()
+	key := Key{Tree: "t", Task: "x", Config: "c"}
+	k := key.String()
+	if err := os.MkdirAll(filepath.Join(dir, k[:2]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, k[:2], k+".json"), []byte(`{"task":"x","reward":0.5}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, hit, err := OpenCache(dir).Do(context.Background(), key, func() (Record, error) { return Record{}, nil })
+	if err != nil || !hit || rec.Reward != 0.5 {
+		t.Fatalf("legacy: %+v hit=%v err=%v", rec, hit, err)
+	}
+	if n, size, err := Usage(dir); err != nil || n != 1 || size == 0 {
+		t.Fatalf("usage: %d records, %d bytes, %v", n, size, err)
 	}
 }
 

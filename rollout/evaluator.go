@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,10 +40,17 @@ type Evaluator struct {
 	Backoff time.Duration
 	// Log, when set, hears about every errored attempt.
 	Log *slog.Logger
+	// Hedge, when above 1, starts a rollout again on a free slot once it
+	// has run Hedge times longer than its estimate (the task's last
+	// duration, else the median of recent rollouts); the first attempt to
+	// finish is kept and the other is stopped. 0 never hedges.
+	Hedge float64
 
 	rollouts atomic.Int64
 	hits     atomic.Int64
 	nanos    atomic.Int64
+	hedges   atomic.Int64
+	durs     durations
 
 	mu         sync.Mutex
 	finished   int64  // rollouts run to a result or to errored
@@ -69,13 +77,14 @@ type Stats struct {
 	Errored    int64         // rollouts that could not run on any attempt: not scored, not cached
 	FirstError string        // the first errored rollout's error
 	Time       time.Duration // summed rollout wall time
+	Hedges     int64         // rollouts started again because they ran far beyond their estimate
 }
 
 // Stats returns the counters so far.
 func (e *Evaluator) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Stats{Rollouts: e.rollouts.Load(), Hits: e.hits.Load(), Errored: e.errored, FirstError: e.firstError, Time: time.Duration(e.nanos.Load())}
+	return Stats{Rollouts: e.rollouts.Load(), Hits: e.hits.Load(), Errored: e.errored, FirstError: e.firstError, Time: time.Duration(e.nanos.Load()), Hedges: e.hedges.Load()}
 }
 
 // TooManyErrorsError stops a run in which most rollouts could not run.
@@ -195,21 +204,122 @@ func (e *Evaluator) tooMany() error {
 	return nil
 }
 
-// once runs one attempt of a rollout under a slot of the Limiter.
+// once runs one attempt of a rollout under a slot of the Limiter, hedged
+// (see Evaluator.Hedge) when it runs far beyond its estimate and a slot is
+// free: the first of the two to finish is kept, the other stopped. What a
+// stopped attempt spent before it was stopped is counted when its agent
+// reports it.
 func (e *Evaluator) once(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
 	if err := e.Limiter.Acquire(ctx); err != nil {
 		return Record{}, err
 	}
-	defer e.Limiter.Release()
-	start := time.Now()
-	rec, err := e.run(ctx, libTree, t, repeat)
-	e.rollouts.Add(1)
-	e.nanos.Add(int64(time.Since(start)))
-	e.Meter.Add(rec.Tokens, rec.Cost, rec.Unpriced)
-	if err != nil {
-		return Record{}, err
+	type result struct {
+		rec  Record
+		err  error
+		took time.Duration
 	}
-	return rec, nil
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	results := make(chan result, 2) // both attempts can always deliver, and end
+	attempt := func() {
+		defer e.Limiter.Release()
+		start := time.Now()
+		rec, err := e.run(ctx, libTree, t, repeat)
+		took := time.Since(start)
+		e.rollouts.Add(1)
+		e.nanos.Add(int64(took))
+		e.Meter.Add(rec.Tokens, rec.Cost, rec.Unpriced)
+		results <- result{rec, err, took}
+	}
+	go attempt()
+	running := 1
+	var hedge <-chan time.Time
+	if wait, ok := e.hedgeAfter(t.ID); ok {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		hedge = timer.C
+	}
+	for {
+		select {
+		case res := <-results:
+			running--
+			if res.err != nil && running > 0 && ctx.Err() == nil {
+				continue // the other attempt may still give a result
+			}
+			if res.err != nil {
+				return Record{}, res.err
+			}
+			e.durs.add(t.ID, res.took)
+			return res.rec, nil
+		case <-hedge:
+			hedge = nil
+			if e.Limiter.TryAcquire() {
+				e.hedges.Add(1)
+				running++
+				go attempt()
+			}
+		}
+	}
+}
+
+// hedgeAfter is how long a rollout of task may run before it is hedged,
+// and whether it may be at all.
+func (e *Evaluator) hedgeAfter(task string) (time.Duration, bool) {
+	if e.Hedge <= 1 {
+		return 0, false
+	}
+	est, ok := e.durs.estimate(task)
+	if !ok {
+		return 0, false
+	}
+	return time.Duration(e.Hedge * float64(max(est, 10*time.Millisecond))), true
+}
+
+// durations keeps how long rollouts took: each task's last, and the most
+// recent ones of any task. Safe for concurrent use.
+type durations struct {
+	mu     sync.Mutex
+	last   map[string]time.Duration
+	recent []time.Duration // a ring of the latest
+	next   int
+}
+
+// durationSamples is how many recent durations the median is over, and
+// the fewest it needs.
+const (
+	durationSamples = 64
+	durationMinimum = 8
+)
+
+func (d *durations) add(task string, took time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.last == nil {
+		d.last = map[string]time.Duration{}
+	}
+	d.last[task] = took
+	if len(d.recent) < durationSamples {
+		d.recent = append(d.recent, took)
+		return
+	}
+	d.recent[d.next] = took
+	d.next = (d.next + 1) % durationSamples
+}
+
+// estimate is a rollout of task's expected duration: its last, else the
+// median of recent rollouts once there are enough of them.
+func (d *durations) estimate(task string) (time.Duration, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if took, ok := d.last[task]; ok {
+		return took, true
+	}
+	if len(d.recent) < durationMinimum {
+		return 0, false
+	}
+	sorted := slices.Clone(d.recent)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2], true
 }
 
 // RolloutAll rolls out repeat 0 of every task on libTree concurrently

@@ -124,19 +124,7 @@ func (r countingRunner) Run(context.Context, agent.Request) (agent.Response, err
 // nothing on disk, and the same rollout asked again in the run is not
 // tried again. Once most rollouts have errored, the run is told to stop.
 func TestErroredRolloutsAreCountedNotCached(t *testing.T) {
-	ctx, repo := gittest.NewRepo(t)
-	if err := os.MkdirAll(filepath.Join(repo.Top(), "skills", "s"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(repo.Top(), "skills", "s", "SKILL.md"), []byte("# S\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	head, err := repo.CommitAll(ctx, "init", git.Signature{Name: "T", Email: "t@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib := library.New("skills/s")
-	tree, _ := repo.TreeOf(ctx, head, lib.Path)
+	ctx, repo, lib, tree := oneFileLibrary(t)
 	var calls atomic.Int32
 	dir := t.TempDir()
 	e := &Evaluator{Repo: repo, Library: lib, Runner: countingRunner{&calls}, Scorer: spendGrader{},
@@ -154,6 +142,7 @@ func TestErroredRolloutsAreCountedNotCached(t *testing.T) {
 		t.Fatalf("an errored rollout reached the cache: %v", entries)
 	}
 	var tooMany *TooManyErrorsError
+	var err error
 	for i := 0; i < minErrored; i++ {
 		_, err = e.Rollout(ctx, tree, eval.Task{ID: string(rune('b' + i)), Prompt: "p"})
 	}
@@ -163,4 +152,76 @@ func TestErroredRolloutsAreCountedNotCached(t *testing.T) {
 	if st := e.Stats(); st.Errored != minErrored+1 || !strings.Contains(st.FirstError, "not found") {
 		t.Fatalf("stats = %+v", st)
 	}
+}
+
+// stallRunner answers at once, except that the first attempt of task
+// "slow" hangs until it is stopped; it counts attempts that were stopped.
+type stallRunner struct {
+	slow    *atomic.Int32 // attempts of "slow" started
+	stopped *atomic.Int32
+}
+
+func (r stallRunner) Run(ctx context.Context, req agent.Request) (agent.Response, error) {
+	if req.TaskID == "slow" && r.slow.Add(1) == 1 {
+		<-ctx.Done()
+		r.stopped.Add(1)
+		return agent.Response{}, ctx.Err()
+	}
+	time.Sleep(2 * time.Millisecond)
+	return agent.Response{Output: "ok"}, nil
+}
+
+// A rollout that runs far beyond its estimate is started again on a free
+// slot; the first answer wins and the stalled attempt is stopped. Without
+// Hedge it would wait forever (here: until the test's deadline).
+func TestHedgedRolloutTakesTheFirstAnswer(t *testing.T) {
+	ctx, repo, lib, tree := oneFileLibrary(t)
+	var slow, stopped atomic.Int32
+	e := &Evaluator{Repo: repo, Library: lib, Runner: stallRunner{&slow, &stopped}, Scorer: spendGrader{},
+		Limiter: sandbox.NewLimiter(2), Cache: OpenCache(""), Config: "c", WorkDir: t.TempDir(), Hedge: 4}
+	var tasks []eval.Task
+	for i := 0; i < durationMinimum; i++ {
+		tasks = append(tasks, eval.Task{ID: string(rune('a' + i)), Prompt: "p"})
+	}
+	if _, err := e.RolloutAll(ctx, tree, tasks); err != nil { // the estimate: a few ms
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rec, err := e.Rollout(ctx, tree, eval.Task{ID: "slow", Prompt: "p"})
+	if err != nil || rec.Output != "ok" {
+		t.Fatalf("hedged rollout: %+v, %v", rec, err)
+	}
+	if st := e.Stats(); st.Hedges != 1 {
+		t.Errorf("%d hedges, want 1", st.Hedges)
+	}
+	for deadline := time.Now().Add(5 * time.Second); stopped.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if stopped.Load() != 1 {
+		t.Error("the stalled attempt was not stopped")
+	}
+}
+
+// oneFileLibrary is a repository whose library skills/s holds a SKILL.md,
+// and that library's tree.
+func oneFileLibrary(t *testing.T) (context.Context, *git.Repo, *library.Library, git.Hash) {
+	t.Helper()
+	ctx, repo := gittest.NewRepo(t)
+	if err := os.MkdirAll(filepath.Join(repo.Top(), "skills", "s"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo.Top(), "skills", "s", "SKILL.md"), []byte("# S\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.CommitAll(ctx, "init", git.Signature{Name: "T", Email: "t@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := library.New("skills/s")
+	tree, err := repo.TreeOf(ctx, head, lib.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, repo, lib, tree
 }

@@ -24,7 +24,17 @@ func (l *Limiter) Acquire(ctx context.Context) error {
 	}
 }
 
-// Release gives back a slot taken by Acquire.
+// TryAcquire takes a slot if one is free now, without waiting.
+func (l *Limiter) TryAcquire() bool {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// Release gives back a slot taken by Acquire or TryAcquire.
 func (l *Limiter) Release() { <-l.slots }
 
 // Cap is the number of slots.

@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -12,8 +14,26 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-descent": func() { os.Exit(run()) },
+		"git-descent": func() {
+			if os.Getenv(asyncEnv) == "1" {
+				os.Args = withAsync(os.Args)
+			}
+			os.Exit(run())
+		},
 	})
+}
+
+// asyncEnv, set by TestScriptsAsync, makes every `git-descent evolve` of a
+// script run the asynchronous pipeline.
+const asyncEnv = "DESCENT_TEST_ASYNC"
+
+// withAsync adds --async to an evolve command line that does not choose a
+// runtime itself.
+func withAsync(args []string) []string {
+	if len(args) < 2 || args[1] != "evolve" || slices.Contains(args, "--sync") || slices.Contains(args, "--async") {
+		return args
+	}
+	return append([]string{args[0], "evolve", "--async"}, args[2:]...)
 }
 
 // TestScripts runs the end-to-end scripts in testdata/scripts, one behaviour
@@ -26,6 +46,43 @@ func TestScripts(t *testing.T) {
 		Setup:               setupScript,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			// A local OpenAI-compatible server serving the script's scripted replies.
+			"fakellm": fakellm.Cmd,
+		},
+	})
+}
+
+// TestScriptsAsync runs the end-to-end scripts that do not choose a
+// runtime (none says --sync: those check what synchronous rounds decide
+// together) again with every evolve on the asynchronous pipeline: it must
+// pass the same tests.
+func TestScriptsAsync(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "scripts")
+	paths, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "git-descent evolve") && !strings.Contains(string(data), "--sync") {
+			files = append(files, p)
+		}
+	}
+	if len(files) < 10 {
+		t.Fatalf("only %d scripts run evolve without --sync", len(files))
+	}
+	testscript.Run(t, testscript.Params{
+		Files:               files,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv(asyncEnv, "1")
+			return setupScript(e)
+		},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"fakellm": fakellm.Cmd,
 		},
 	})

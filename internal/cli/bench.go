@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,8 @@ import (
 // benchOptions is a bench run; runBench sets Out and Log.
 type benchOptions struct {
 	bench.Options
+	json  bool
+	suite bool
 }
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -52,7 +55,15 @@ and graded) takes about half an hour on two cores.`,
 	f.StringSliceVar(&o.Domains, "domain", nil, "domains to run: "+strings.Join(bench.Names, ", ")+" (default all)")
 	f.StringSliceVar(&o.Gates, "gate", nil, "gates to compare: calibrated, mean (default both)")
 	f.IntVar(&o.Runs, "runs", 3, "runs per domain and gate")
-	f.IntVar(&o.Workers, "workers", 4, "evolve --workers")
+	f.StringSliceVar(&o.Runtimes, "runtime", nil, "runtimes to compare: sync, async (default sync, evolve's default)")
+	f.IntSliceVar(&o.Workers, "workers", []int{4}, "evolve --workers; several (1,2,4,8) run each")
+	f.StringVar(&o.Latency, "latency", "", "replace the domain's agent and proposer commands by simulated ones in process, each call taking: 0, fixed:50ms, uniform:10ms-90ms or lognormal:50ms,1 (median, σ)")
+	f.Float64Var(&o.AgentError, "agent-error", 0, "with --latency, the probability that the simulated agent answers wrongly")
+	f.Float64Var(&o.Hedge, "hedge", 0, "evolve --hedge: start a rollout again once it runs this many times longer than its estimate (0: never)")
+	f.IntVar(&o.Filler, "filler", 0, "add this many files outside the library to each repository")
+	f.BoolVar(&o.NoTarget, "no-target", false, "run --rounds rounds' worth of steps without stopping at the target (for throughput)")
+	f.BoolVar(&o.json, "json", false, "print the results as JSON on stdout (the tables go to stderr)")
+	f.BoolVar(&o.suite, "runtime-suite", false, "measure the runtime: workers 1 to 16 (50 ms calls), sync against async (lognormal σ 1, 8 workers, --hedge 4 unless given), the wall time per proposal with a zero-latency agent beside 10,000 files")
 	f.DurationVar(&o.MaxTime, "max-time", 120*time.Second, "the most one run of routing or graded takes")
 	f.IntVar(&o.Rounds, "rounds", 10, "rounds of a coinflip run")
 	f.StringVar(&o.Dir, "dir", "", "create the throwaway repositories here (default the system temp dir)")
@@ -62,8 +73,22 @@ and graded) takes about half an hour on two cores.`,
 
 func runBench(ctx context.Context, e *env, o benchOptions) error {
 	o.Out, o.Log = e.stdout, e.logger()
-	_, err := bench.Run(ctx, o.Options)
-	return err
+	if o.json {
+		o.Out = e.stderr
+	}
+	var res any
+	var err error
+	if o.suite {
+		res, err = bench.RuntimeSuite(ctx, o.Options)
+	} else {
+		res, err = bench.Run(ctx, o.Options)
+	}
+	if err != nil || !o.json {
+		return err
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
 }
 
 // benchDomain is the domain a hidden bench command was started for.

@@ -24,6 +24,7 @@ type evolveOptions struct {
 	repeats    int
 	baseline   string
 	tournament bool
+	sync       bool
 	provider   map[string]*string // model settings from flags, by .descent key
 }
 
@@ -35,10 +36,15 @@ func newEvolveCmd(e *env) *cobra.Command {
 		Long: `evolve runs rounds until --rounds, --target or --max-time. Each round, every worker
 resets its worktree (.git/descent/worktrees) to dev, runs the agent on a minibatch
 of train tasks, asks the proposer to fix the failures, and commits the edit to
-descent/<lib>/w/<worker>. The aggregator then merges the round's proposals onto
+descent/<lib>/w/<worker>. With --async, workers never wait for each other or for
+the gate: each step starts from the newest dev, a proposal made on an older one is
+rebased onto it before it is written, and the aggregator decides whatever has
+arrived, in small rounds, while they go on (--rounds N allows N steps per worker);
+a step whose dev gets more than --async-ratio commits ahead before its proposer
+runs is made again from the new dev. The aggregator merges proposals onto
 descent/<lib>/dev through the descent merge driver, fusing compatible ones and
-settling conflicts by validation score, and commits the candidate only when it
-beats dev on validation: P(better) > 1-δ under a model of the agent's noise,
+settling conflicts by validation score, gates several candidates at once, and
+commits a candidate only when it beats dev on validation: P(better) > 1-δ under a model of the agent's noise,
 measured at the start by rolling dev out twice on some tasks. With a reproducible
 agent one fixed task and none broken is enough; with a noisy one the gate re-rolls
 the tasks that decide, up to max-repeats. Evidence that is positive but not yet
@@ -64,7 +70,7 @@ way stops the run. Your working tree, index, HEAD and branches are never touched
 	}
 	f := c.Flags()
 	f.IntVar(&o.Workers, "workers", 4, "parallel workers")
-	f.IntVar(&o.Rounds, "rounds", 6, "aggregator rounds")
+	f.IntVar(&o.Rounds, "rounds", 6, "aggregator rounds; with --async, as many steps per worker")
 	f.Float64Var(&o.Target, "target", 0, "stop once dev's validation reward reaches this (0: no target)")
 	f.DurationVar(&o.MaxTime, "max-time", 0, "stop after this long, e.g. 30m (0: no limit)")
 	f.IntVar(&o.Jobs, "jobs", 0, "rollouts at once, workers' and gate's together (default 2 × workers)")
@@ -72,9 +78,13 @@ way stops the run. Your working tree, index, HEAD and branches are never touched
 	f.Float64Var(&o.MaxCost, "max-cost", 0, "stop once the run has spent this many US dollars (0: no limit; needs prices for models that do not report cost)")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout (progress goes to stderr)")
 	f.IntVar(&o.repeats, "repeats", 0, "rollouts of each validation task per version the gate starts with (overrides library repeats; it re-rolls uncertain tasks up to max-repeats by itself)")
+	f.Float64Var(&o.Hedge, "hedge", 0, "start a rollout again on a free slot once it runs this many times longer than its estimate, e.g. 4, keeping the first answer (0: never; a hedge is a second, paid agent run)")
 	f.BoolVar(&o.NoCache, "no-cache", false, "neither read nor write the rollout cache: roll everything out afresh")
 	f.StringVar(&o.baseline, "baseline", "", "also score the test split without the library: none")
-	f.IntVar(&o.Refresh, "refresh", 1, "workers take a new dev snapshot every N rounds, staggered (above 1, proposals go stale as asynchronous ones do)")
+	f.BoolVar(&o.Async, "async", false, "run workers and the gate as stages that never wait for each other, instead of rounds")
+	f.BoolVar(&o.sync, "sync", false, "run synchronous rounds: every worker on the same dev, then one aggregation (the default)")
+	f.IntVar(&o.AsyncRatio, "async-ratio", evolve.DefaultAsyncRatio, "with --async, the dev commits a worker's snapshot may fall behind before its step is made again from the new dev")
+	f.IntVar(&o.Refresh, "refresh", 1, "in rounds, workers take a new dev snapshot every N rounds, staggered (above 1, proposals go stale as asynchronous ones do)")
 	f.BoolVar(&o.tournament, "fusion-tournament", false, "score every fusion against its single proposals and keep fusion statistics (git descent log --fusion)")
 	o.provider = map[string]*string{}
 	for key, usage := range map[string]string{
@@ -94,6 +104,18 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 	}
 	if o.MaxTokens < 0 || o.MaxCost < 0 {
 		return &UsageError{fmt.Errorf("--max-tokens and --max-cost must not be negative")}
+	}
+	if o.Hedge != 0 && o.Hedge <= 1 {
+		return &UsageError{fmt.Errorf("--hedge %g: must be above 1 (a rollout can only be hedged once it runs longer than expected), or 0 to never hedge", o.Hedge)}
+	}
+	if o.AsyncRatio < 1 {
+		return &UsageError{fmt.Errorf("--async-ratio %d: must be at least 1 (--sync keeps every worker on the newest dev)", o.AsyncRatio)}
+	}
+	if o.Async && o.sync {
+		return &UsageError{fmt.Errorf("--async and --sync: choose one runtime")}
+	}
+	if o.Refresh > 1 && o.Async {
+		return &UsageError{fmt.Errorf("--refresh %d is for rounds: with --async workers take the newest dev at every step and their proposals go stale by themselves", o.Refresh)}
 	}
 	repo, lib, err := e.library(ctx, o.library)
 	if err != nil {
@@ -151,7 +173,11 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 	fmt.Fprintf(w, "\ndone in %s (%s): validation %.2f → %.2f %s\n",
 		(time.Duration(s.Seconds * float64(time.Second))).Round(100*time.Millisecond), s.Stop, s.Baseline, s.Final, val)
 	fmt.Fprintf(w, "  %d rounds, %d proposals, %d dev commits, %d promotions; %s\n", s.Rounds, s.Proposals, s.Merges, s.Promotions, outcomeList(s.Outcomes))
-	fmt.Fprintf(w, "  rollouts: %d run, %d from cache\n", s.Rollouts, s.CacheHits)
+	fmt.Fprintf(w, "  rollouts: %d run, %d from cache", s.Rollouts, s.CacheHits)
+	if s.Hedges > 0 {
+		fmt.Fprintf(w, ", %d hedged (started again: they ran far beyond their estimate)", s.Hedges)
+	}
+	fmt.Fprintln(w)
 	if s.Errored > 0 {
 		fmt.Fprintf(w, "  %d rollouts errored (could not run; not scored, not cached); first: %s\n", s.Errored, clipText(s.FirstError, 300))
 	}

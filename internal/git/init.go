@@ -30,7 +30,11 @@ func (r *Repo) CommitAll(ctx context.Context, message string, sig Signature) (Ha
 		"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email,
 		"GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email,
 	}
-	if _, err := r.run(ctx, cmd{env: env}, "-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null", "commit", "--quiet", "--message", message); err != nil {
+	// No automatic gc: it would go on in the background while the run that
+	// follows writes objects (and it removes empty object directories that a
+	// concurrent writer has just made).
+	if _, err := r.run(ctx, cmd{env: env}, "-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
+		"commit", "--quiet", "--message", message); err != nil {
 		return "", err
 	}
 	return r.Head(ctx)

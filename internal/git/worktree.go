@@ -117,8 +117,19 @@ func (w *Worktree) Changes(ctx context.Context) ([]Change, error) {
 // Snapshot records the worktree's files under path as a tree (the whole
 // repository tree with path's changes applied) and returns it. It stages
 // into the worktree's own index.
+//
+// Staging is tried up to three times when git could not create an object's
+// temporary file: a `git gc` running meanwhile (the user's, or one git
+// started in the background after a commit) removes empty object
+// directories, and can remove the one git has just made for the object.
 func (w *Worktree) Snapshot(ctx context.Context, path string) (Hash, error) {
-	if _, err := w.run(ctx, cmd{}, append(sparseFlags, "add", "--all", "--", ":(literal)"+path)...); err != nil {
+	var err error
+	for try := 1; try <= 3; try++ {
+		if _, err = w.run(ctx, cmd{}, append(sparseFlags, "add", "--all", "--", ":(literal)"+path)...); !objectRace(err) {
+			break
+		}
+	}
+	if err != nil {
 		return "", fmt.Errorf("stage edits in %q: %w", w.Dir, err)
 	}
 	out, err := w.run(ctx, cmd{}, "write-tree")
@@ -126,6 +137,13 @@ func (w *Worktree) Snapshot(ctx context.Context, path string) (Hash, error) {
 		return "", err
 	}
 	return parseHash(out)
+}
+
+// objectRace reports whether err is git failing to create an object's
+// temporary file, which a concurrent gc can cause.
+func objectRace(err error) bool {
+	var ce *CommandError
+	return errors.As(err, &ce) && strings.Contains(ce.Stderr, "unable to create temporary file")
 }
 
 // Repo is the repository the worktree belongs to.

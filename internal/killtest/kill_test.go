@@ -71,14 +71,15 @@ func TestKillAnywhere(t *testing.T) {
 		}
 		for killed < kills {
 			delay := time.Duration(rng.Int64N(int64(4 * time.Second)))
-			out, done := evolveFor(t, exe, dir, delay)
+			runtime := runtimes[rng.IntN(len(runtimes))]
+			out, done := evolveFor(t, exe, dir, delay, runtime)
 			if done {
 				finished++
 			} else {
 				killed++
 			}
 			if err := checkLedger(dir, demo.Name); err != nil {
-				t.Fatalf("after %s (kill %d, KILL_SEED=%d): %v\n%s", what(done, delay), killed, seed, err, out)
+				t.Fatalf("after %s (%v, kill %d, KILL_SEED=%d): %v\n%s", what(done, delay), runtime, killed, seed, err, out)
 			}
 			if done {
 				break
@@ -87,6 +88,11 @@ func TestKillAnywhere(t *testing.T) {
 	}
 	t.Logf("%d kills, %d runs that ended by themselves", killed, finished)
 }
+
+// runtimes are the evolve flags of the two runtimes a run picks from: the
+// asynchronous pipeline, and rounds whose workers keep a snapshot for two
+// rounds (so repairs happen).
+var runtimes = [][]string{{"--async"}, {"--sync", "--refresh", "2"}}
 
 func what(done bool, delay time.Duration) string {
 	if done {
@@ -136,9 +142,9 @@ func demoRepo(t *testing.T, exe string) string {
 // unless it ended before. It waits for the git processes the run started
 // (they share its process group) to end, as they would on a real crash. It
 // reports whether the run ended by itself.
-func evolveFor(t *testing.T, exe, dir string, delay time.Duration) (string, bool) {
+func evolveFor(t *testing.T, exe, dir string, delay time.Duration, flags []string) (string, bool) {
 	t.Helper()
-	c := exec.Command(exe, "evolve", demo.Name, "--workers", "3", "--rounds", "3", "--refresh", "2")
+	c := exec.Command(exe, append([]string{"evolve", demo.Name, "--workers", "3", "--rounds", "3"}, flags...)...)
 	c.Dir = dir
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out

@@ -1,0 +1,323 @@
+package evolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/git-descent/git-descent/aggregate"
+	"github.com/git-descent/git-descent/internal/git"
+)
+
+// pipeline is the barrier-free runtime: every worker loops on its own,
+// taking the newest dev it knows of for each step, and hands what it made
+// to the aggregator through a bounded queue; the aggregator decides
+// whatever has arrived, in small rounds, while the workers go on.
+//
+// Ownership: each worker goroutine owns its worker; the aggregator
+// goroutine (the caller of asyncRounds) owns the Aggregator and the
+// summary; the fields under mu, the queue and the workers' slots are all
+// they share.
+//
+//   - Backpressure: the queue holds one item per worker, and a worker's
+//     branch holds one undecided proposal, so a worker whose last
+//     proposal is still undecided waits before writing the next (it has
+//     done its rollouts and proposer run meanwhile).
+//   - Rebase: a proposal made on an older dev is merged onto the newest
+//     and measured there before it is written (runner.rebase), so it
+//     reaches the aggregator fresh rather than stale.
+//   - Batches: the aggregator takes what has arrived, waiting briefly for
+//     more when it has fewer proposals than half the workers (collect).
+//   - Lag: a step whose dev has had more than AsyncRatio commits made on
+//     top of it before its proposer runs is abandoned, and the worker
+//     starts again from the new dev.
+//   - Stall: when 2 × workers proposals in a row are decided without a
+//     commit, every step in progress from an older dev is abandoned too.
+//
+// The staleness policy and the gate then apply to every proposal exactly
+// as in rounds; each item carries the dev it was made from
+// (ledger.Proposal.Base).
+type pipeline struct {
+	r     *runner
+	steps int // steps the run may take in all: --rounds × workers
+	seq0  int // the first step's number: where earlier runs left the minibatch window
+	queue chan stepResult
+
+	mu        sync.Mutex
+	dev       git.Hash // dev as the aggregator last left it
+	version   int      // dev commits made by this run so far
+	epoch     int      // bumped at each stall
+	taken     int      // steps started
+	quietRun  int      // proposals decided in a row without a commit
+	abandoned int      // steps abandoned for lag or a stall
+	stalls    int
+	step      time.Duration // moving average of a step's duration
+}
+
+// snapshot is what a worker's step starts from.
+type snapshot struct {
+	dev     git.Hash
+	version int
+	epoch   int
+}
+
+// asyncRounds runs the pipeline until --rounds × workers steps are done and
+// decided, --target is reached, or the context ends.
+func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
+	p := &pipeline{r: r, steps: r.opts.Rounds * len(r.workers), seq0: r.roundNo * len(r.workers), queue: make(chan stepResult, len(r.workers)), dev: dev}
+	fmt.Fprintf(r.opts.Out, "runtime: asynchronous (%d steps at most; a snapshot may lag dev by %s)\n",
+		p.steps, plural(r.opts.AsyncRatio, "commit"))
+	r.agg.OnCommit = p.committed
+	defer func() { r.agg.OnCommit = nil }()
+	wctx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	errs := make(chan error, len(r.workers))
+	var wg sync.WaitGroup
+	for _, w := range r.workers {
+		w.slot = make(chan struct{}, 1)
+		w.slot <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.work(wctx, w); err != nil {
+				errs <- err
+				stopWorkers()
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(p.queue)
+	}()
+	err := p.aggregate(ctx, stopWorkers)
+	stopWorkers()
+	// Drain, so that workers blocked on a full queue can see they are done.
+	for range p.queue {
+	}
+	close(errs)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for e := range errs {
+		if !errors.Is(e, context.Canceled) {
+			return e
+		}
+	}
+	if p.abandoned > 0 {
+		fmt.Fprintf(r.opts.Out, "async: %s abandoned as dev moved on (%s)\n", plural(p.abandoned, "step"), plural(p.stalls, "stall"))
+	}
+	return nil
+}
+
+// work is one worker's loop: take a step number and the newest dev, make
+// what it can, queue it.
+func (p *pipeline) work(ctx context.Context, w *worker) error {
+	for {
+		seq, snap, ok := p.take()
+		if !ok {
+			return nil
+		}
+		j := job{dev: snap.dev, seq: seq, id: fmt.Sprintf("s%d-w%s", seq, w.id), stale: func() bool { return p.stale(snap) }, newest: p.newest}
+		began := time.Now()
+		res, err := w.step(ctx, j)
+		p.stepped(time.Since(began))
+		if err != nil {
+			if ctx.Err() != nil {
+				return context.Canceled
+			}
+			return err
+		}
+		if res.abandoned {
+			p.mu.Lock()
+			p.abandoned++
+			p.taken-- // the step is taken again, from the new dev
+			p.mu.Unlock()
+			continue
+		}
+		select {
+		case p.queue <- res:
+		case <-ctx.Done():
+			return context.Canceled
+		}
+	}
+}
+
+// take hands out the next step, numbered from where the journal's rounds
+// left the minibatch window, with the dev to make it from.
+func (p *pipeline) take() (int, snapshot, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.taken >= p.steps {
+		return 0, snapshot{}, false
+	}
+	seq := p.seq0 + p.taken
+	p.taken++
+	return seq, snapshot{dev: p.dev, version: p.version, epoch: p.epoch}, true
+}
+
+// newest is dev as the aggregator last left it.
+func (p *pipeline) newest() git.Hash {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dev
+}
+
+// stale says whether dev moved too far under a step: more than AsyncRatio
+// commits, or any commit and a stall since it began.
+func (p *pipeline) stale(s snapshot) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lag := p.version - s.version
+	return lag > p.r.opts.AsyncRatio || (lag > 0 && p.epoch != s.epoch)
+}
+
+// aggregate is the aggregator's loop: it waits for at least one item,
+// takes whatever else has arrived, and decides them in one round. It ends
+// when the workers are done and the queue is empty, or at --target (then
+// the workers are stopped and what they had queued is still decided).
+func (p *pipeline) aggregate(ctx context.Context, stopWorkers context.CancelFunc) error {
+	r := p.r
+	for {
+		batch, ok := p.collect(ctx)
+		if !ok {
+			return ctx.Err()
+		}
+		began := time.Now()
+		res, err := r.aggregate(ctx, batch)
+		p.release(batch)
+		if err != nil {
+			return err
+		}
+		r.opts.Log.Debug("async round", "round", res.Round, "items", len(batch), "decisions", len(res.Decisions),
+			"merges", res.Merges(), "seconds", time.Since(began).Seconds())
+		r.account(res)
+		p.advance(res)
+		if r.opts.Target > 0 && r.summary.Final >= r.opts.Target {
+			stopWorkers()
+		}
+	}
+}
+
+// collect blocks for one item and takes the others already queued; false
+// when there are none and no worker will queue more. With fewer proposals
+// than half the workers it waits a little for more, up to half a step's
+// mean duration: proposals decided together are fused into one candidate
+// and one gate, where one at a time each needs its own.
+func (p *pipeline) collect(ctx context.Context) ([]stepResult, bool) {
+	var batch []stepResult
+	select {
+	case it, ok := <-p.queue:
+		if !ok {
+			return nil, false
+		}
+		batch = append(batch, it)
+	case <-ctx.Done():
+		return nil, false
+	}
+	want := (len(p.r.workers) + 1) / 2
+	gather := time.NewTimer(p.stepTime() / 2)
+	defer gather.Stop()
+	for {
+		select {
+		case it, ok := <-p.queue:
+			if !ok {
+				return batch, true
+			}
+			batch = append(batch, it)
+			continue
+		default:
+		}
+		if proposals(batch) >= want {
+			return batch, true
+		}
+		select {
+		case it, ok := <-p.queue:
+			if !ok {
+				return batch, true
+			}
+			batch = append(batch, it)
+		case <-gather.C:
+			return batch, true
+		case <-ctx.Done():
+			return batch, true
+		}
+	}
+}
+
+// proposals counts the items that carry a proposal.
+func proposals(batch []stepResult) int {
+	n := 0
+	for _, it := range batch {
+		if it.sub != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// stepTime is the moving average of the workers' step durations.
+func (p *pipeline) stepTime() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.step
+}
+
+// stepped adds a step's duration to the moving average (weight 1/8).
+func (p *pipeline) stepped(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.step == 0 {
+		p.step = d
+		return
+	}
+	p.step += (d - p.step) / 8
+}
+
+// release gives back the slots of the workers whose proposals were just
+// decided (or left for the next run when the round was cut short).
+func (p *pipeline) release(batch []stepResult) {
+	for _, it := range batch {
+		if it.sub == nil {
+			continue
+		}
+		for _, w := range p.r.workers {
+			if "w"+w.id == it.worker {
+				w.slot <- struct{}{}
+			}
+		}
+	}
+}
+
+// committed publishes each new dev the moment the aggregator has merged
+// it, for the steps that start next.
+func (p *pipeline) committed(dev git.Hash) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dev = dev
+	p.version++
+}
+
+// advance detects stalls after a round.
+func (p *pipeline) advance(res *aggregate.RoundResult) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if res.Merges() > 0 {
+		p.quietRun = 0
+		return
+	}
+	for _, d := range res.Decisions {
+		if !d.Proposal.IsZero() {
+			p.quietRun++
+		}
+	}
+	if p.quietRun >= 2*len(p.r.workers) {
+		p.epoch++
+		p.stalls++
+		p.quietRun = 0
+	}
+}
