@@ -44,8 +44,9 @@ a step whose dev gets more than --async-ratio commits ahead before its proposer
 runs is made again from the new dev. The aggregator merges proposals onto
 descent/<lib>/dev through the descent merge driver, fusing compatible ones and
 settling conflicts by validation score, gates several candidates at once, and
-commits a candidate only when it beats dev on validation: P(better) > 1-δ under a model of the agent's noise,
-measured at the start by rolling dev out twice on some tasks. With a reproducible
+commits a candidate only when it beats dev on validation: P(better) > 1-δ under a
+model of the agent's noise, measured at the start by rolling dev out twice on some
+tasks. With a reproducible
 agent one fixed task and none broken is enough; with a noisy one the gate re-rolls
 the tasks that decide, up to max-repeats. Evidence that is positive but not yet
 enough makes a proposal "promising": it waits to be pooled with later ones.
@@ -59,7 +60,8 @@ empties it. A rollout that cannot run (command not found, killed, timed out, an
 endpoint down) is retried, never scored, and counted; most rollouts failing that
 way stops the run. Your working tree, index, HEAD and branches are never touched.`,
 		Example: `  git descent evolve skills/pdf-audit --workers 8 --rounds 10
-  git descent evolve pdf-audit --target 0.9 --max-time 30m`,
+  git descent evolve pdf-audit --target 0.9 --max-time 30m
+  git descent evolve pdf-audit --async --workers 8 --hedge 4 --max-time 30m`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
