@@ -54,6 +54,12 @@ type pipeline struct {
 	abandoned int      // steps abandoned for lag or a stall
 	stalls    int
 	step      time.Duration // moving average of a step's duration
+	// active is how many workers may take steps (the first active by
+	// index); the others are parked on wake (see adapt), which is
+	// broadcast when active grows, when the last step is taken and when
+	// the workers are stopped.
+	active, fewest, most, moves int
+	wake                        *sync.Cond
 }
 
 // snapshot is what a worker's step starts from.
@@ -66,13 +72,21 @@ type snapshot struct {
 // asyncRounds runs the pipeline until --rounds × workers steps are done and
 // decided, --target is reached, or the context ends.
 func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
-	p := &pipeline{r: r, steps: r.opts.Rounds * len(r.workers), seq0: r.roundNo * len(r.workers), queue: make(chan stepResult, len(r.workers)), dev: dev}
+	n := len(r.workers)
+	p := &pipeline{r: r, steps: r.opts.Rounds * n, seq0: r.roundNo * n, queue: make(chan stepResult, n), dev: dev, active: n, fewest: n, most: n}
+	p.wake = sync.NewCond(&p.mu)
 	fmt.Fprintf(r.opts.Out, "runtime: asynchronous (%d steps at most; a snapshot may lag dev by %s)\n",
 		p.steps, plural(r.opts.AsyncRatio, "commit"))
 	r.agg.OnCommit = p.committed
 	defer func() { r.agg.OnCommit = nil }()
 	wctx, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
+	// Parked workers wait on p.wake: wake them when the workers are stopped.
+	defer context.AfterFunc(wctx, func() {
+		p.mu.Lock()
+		p.wake.Broadcast()
+		p.mu.Unlock()
+	})()
 	errs := make(chan error, len(r.workers))
 	var wg sync.WaitGroup
 	for _, w := range r.workers {
@@ -111,6 +125,9 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
 	if p.abandoned > 0 {
 		fmt.Fprintf(r.opts.Out, "async: %s abandoned as dev moved on (%s)\n", plural(p.abandoned, "step"), plural(p.stalls, "stall"))
 	}
+	if p.moves > 0 {
+		fmt.Fprintf(r.opts.Out, "async: %d to %d workers active (adjusted %s to the aggregator's pace)\n", p.fewest, p.most, plural(p.moves, "time"))
+	}
 	return nil
 }
 
@@ -118,7 +135,7 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
 // what it can, queue it.
 func (p *pipeline) work(ctx context.Context, w *worker) error {
 	for {
-		seq, snap, ok := p.take()
+		seq, snap, ok := p.take(ctx, w)
 		if !ok {
 			return nil
 		}
@@ -149,15 +166,27 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 
 // take hands out the next step, numbered from where the journal's rounds
 // left the minibatch window, with the dev to make it from.
-func (p *pipeline) take() (int, snapshot, bool) {
+func (p *pipeline) take(ctx context.Context, w *worker) (int, snapshot, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.taken >= p.steps {
+	for w.index >= p.active && p.taken < p.steps && ctx.Err() == nil {
+		p.wake.Wait() // parked: the aggregator is behind
+	}
+	if p.taken >= p.steps || ctx.Err() != nil {
 		return 0, snapshot{}, false
 	}
 	seq := p.seq0 + p.taken
-	p.taken++
+	if p.taken++; p.taken == p.steps {
+		p.wake.Broadcast() // parked workers: there is nothing left to take
+	}
 	return seq, snapshot{dev: p.dev, version: p.version, epoch: p.epoch}, true
+}
+
+// activeWorkers is how many workers may take steps now.
+func (p *pipeline) activeWorkers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.active
 }
 
 // newest is dev as the aggregator last left it.
@@ -183,18 +212,19 @@ func (p *pipeline) stale(s snapshot) bool {
 func (p *pipeline) aggregate(ctx context.Context, stopWorkers context.CancelFunc) error {
 	r := p.r
 	for {
-		batch, ok := p.collect(ctx)
+		batch, waited, ok := p.collect(ctx)
 		if !ok {
 			return ctx.Err()
 		}
+		p.adapt(len(batch), waited)
 		began := time.Now()
 		res, err := r.aggregate(ctx, batch)
 		p.release(batch)
 		if err != nil {
 			return err
 		}
-		r.opts.Log.Debug("async round", "round", res.Round, "items", len(batch), "decisions", len(res.Decisions),
-			"merges", res.Merges(), "seconds", time.Since(began).Seconds())
+		r.opts.Log.Debug("async round", "round", res.Round, "items", len(batch), "waited", waited, "active", p.activeWorkers(),
+			"decisions", len(res.Decisions), "merges", res.Merges(), "seconds", time.Since(began).Seconds())
 		r.account(res)
 		p.advance(res)
 		if r.opts.Target > 0 && r.summary.Final >= r.opts.Target {
@@ -204,20 +234,31 @@ func (p *pipeline) aggregate(ctx context.Context, stopWorkers context.CancelFunc
 }
 
 // collect blocks for one item and takes the others already queued; false
-// when there are none and no worker will queue more. With fewer proposals
+// when there are none and no worker will queue more. waited says the
+// aggregator had to wait for work. With fewer proposals
 // than half the workers it waits a little for more, up to half a step's
 // mean duration: proposals decided together are fused into one candidate
 // and one gate, where one at a time each needs its own.
-func (p *pipeline) collect(ctx context.Context) ([]stepResult, bool) {
+func (p *pipeline) collect(ctx context.Context) ([]stepResult, bool, bool) {
 	var batch []stepResult
+	waited := false
 	select {
 	case it, ok := <-p.queue:
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		batch = append(batch, it)
-	case <-ctx.Done():
-		return nil, false
+	default:
+		waited = true
+		select {
+		case it, ok := <-p.queue:
+			if !ok {
+				return nil, false, false
+			}
+			batch = append(batch, it)
+		case <-ctx.Done():
+			return nil, false, false
+		}
 	}
 	want := (len(p.r.workers) + 1) / 2
 	gather := time.NewTimer(p.stepTime() / 2)
@@ -226,27 +267,50 @@ func (p *pipeline) collect(ctx context.Context) ([]stepResult, bool) {
 		select {
 		case it, ok := <-p.queue:
 			if !ok {
-				return batch, true
+				return batch, waited, true
 			}
 			batch = append(batch, it)
 			continue
 		default:
 		}
 		if proposals(batch) >= want {
-			return batch, true
+			return batch, waited, true
 		}
 		select {
 		case it, ok := <-p.queue:
 			if !ok {
-				return batch, true
+				return batch, waited, true
 			}
 			batch = append(batch, it)
 		case <-gather.C:
-			return batch, true
+			return batch, true, true
 		case <-ctx.Done():
-			return batch, true
+			return batch, waited, true
 		}
 	}
+}
+
+// adapt moves workers between making proposals and idling, so that they
+// make them at the pace the aggregator decides them (FlashEvolve's
+// adaptive control, with the aggregator as the other stage): a batch that
+// filled the queue while the aggregator was busy parks one worker (their
+// rollout slots go to the gate meanwhile); an aggregator that had to wait
+// for work wakes one. At least half the workers stay active.
+func (p *pipeline) adapt(items int, waited bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.r.workers)
+	switch {
+	case !waited && items >= n && p.active > (n+1)/2:
+		p.active--
+	case waited && p.active < n:
+		p.active++
+		p.wake.Broadcast()
+	default:
+		return
+	}
+	p.moves++
+	p.fewest, p.most = min(p.fewest, p.active), max(p.most, p.active)
 }
 
 // proposals counts the items that carry a proposal.

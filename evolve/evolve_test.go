@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/library"
@@ -97,4 +99,52 @@ func TestLockLibraryIsExclusive(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	l2.release()
+}
+
+// The pipeline parks a worker when a batch filled the queue while the
+// aggregator was busy, never below half of them, and wakes one when the
+// aggregator had to wait; a parked worker takes no step until then, and
+// none once the last is taken or the workers are stopped.
+func TestPipelineAdaptsWorkersToTheAggregator(t *testing.T) {
+	r := &runner{}
+	for i := 0; i < 4; i++ {
+		r.workers = append(r.workers, &worker{index: i, r: r})
+	}
+	p := &pipeline{r: r, steps: 100, active: 4, fewest: 4, most: 4}
+	p.wake = sync.NewCond(&p.mu)
+	for i := 0; i < 5; i++ {
+		p.adapt(4, false)
+	}
+	if p.active != 2 {
+		t.Fatalf("after five full batches %d workers active, want 2 (half)", p.active)
+	}
+	took := make(chan bool)
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		_, _, ok := p.take(ctx, r.workers[3])
+		took <- ok
+	}()
+	select {
+	case <-took:
+		t.Fatal("a parked worker took a step")
+	case <-time.After(50 * time.Millisecond):
+	}
+	p.adapt(1, true)
+	p.adapt(1, true)
+	if ok := <-took; !ok || p.active != 4 || p.moves != 4 {
+		t.Fatalf("woken: took %v, %d active, %d moves", ok, p.active, p.moves)
+	}
+	p.adapt(4, false)
+	p.adapt(4, false)
+	go func() {
+		_, _, ok := p.take(ctx, r.workers[3])
+		took <- ok
+	}()
+	stop()
+	p.mu.Lock()
+	p.wake.Broadcast() // as the stop's AfterFunc does
+	p.mu.Unlock()
+	if ok := <-took; ok {
+		t.Fatal("a parked worker took a step after the workers were stopped")
+	}
 }
