@@ -141,9 +141,7 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 	if len(cand.members) > 0 {
 		queue = append(queue, cand)
 	}
-	for _, s := range solos {
-		queue = append(queue, &fusion{members: []*Submission{s}})
-	}
+	queue = append(queue, singles(solos)...)
 	for len(queue) > 0 {
 		batch := a.speculate(queue)
 		queue = queue[len(batch):]
@@ -222,10 +220,6 @@ func (e evaluation) accepted() bool {
 // evaluations in the candidates' order.
 func (a *Aggregator) evaluateAll(ctx context.Context, dev git.Hash, cs []*fusion, commits int) []evaluation {
 	out := make([]evaluation, len(cs))
-	if len(cs) == 1 {
-		out[0] = a.evaluate(ctx, dev, cs[0], commits)
-		return out
-	}
 	var wg sync.WaitGroup
 	for i, c := range cs {
 		wg.Add(1)
@@ -242,8 +236,7 @@ func (a *Aggregator) evaluateAll(ctx context.Context, dev git.Hash, cs []*fusion
 // it), runs the oracle when they touch L1 files, and gates the result. It
 // decides nothing: apply does, in the candidates' order.
 func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, commits int) evaluation {
-	e := evaluation{queued: c, dev: dev, v: Verdict{Members: c.members}}
-	e.f, e.err = c, nil
+	e := evaluation{queued: c, dev: dev, f: c, v: Verdict{Members: c.members}}
 	if c.dev != dev {
 		e.f, e.err = a.build(ctx, dev, c.members)
 	}
@@ -294,11 +287,7 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 	case e.conflict != nil && len(members) > 1:
 		// Its members do not all merge together onto this dev: each is
 		// evaluated alone.
-		var alone []*fusion
-		for _, m := range members {
-			alone = append(alone, &fusion{members: []*Submission{m}})
-		}
-		return alone, nil
+		return singles(members), nil
 	case e.conflict != nil:
 		// An earlier candidate this round took its place.
 		for _, m := range members {
@@ -322,11 +311,7 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 	d.gated[f.tree] = true
 	if !v.Gate.Accept && len(members) > 1 {
 		res.Verdicts = append(res.Verdicts, v)
-		var alone []*fusion
-		for _, m := range members {
-			alone = append(alone, &fusion{members: []*Submission{m}})
-		}
-		return alone, nil
+		return singles(members), nil
 	}
 	var err error
 	v.Merge, err = a.commit(context.WithoutCancel(ctx), d, state, e.dev, f, v.Gate, v.Oracle)
@@ -373,6 +358,15 @@ func (a *Aggregator) undecided(ctx context.Context, subs []*Submission) ([]*Subm
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// singles makes each submission a candidate of its own.
+func singles(subs []*Submission) []*fusion {
+	out := make([]*fusion, len(subs))
+	for i, s := range subs {
+		out[i] = &fusion{members: []*Submission{s}}
+	}
+	return out
 }
 
 // distinct keeps the first submission of each proposal commit.

@@ -22,9 +22,12 @@ func (a *Aggregator) split(ctx context.Context, d *decider, dev git.Hash, ready 
 			free++
 		}
 	}
+	// Only a proposal with others to ride along with (or a rebased one)
+	// has its own evidence re-run; all of theirs are rolled out together.
+	checked := func(s *Submission) bool { return free >= 2 || s.rebased }
 	var jobs []scoring
 	for _, s := range ready {
-		if tasks := a.ownTasks(s); len(tasks) > 0 && !a.touchesGuarded([]*Submission{s}) && (free >= 2 || s.rebased) {
+		if tasks := a.ownTasks(s); len(tasks) > 0 && !a.touchesGuarded([]*Submission{s}) && checked(s) {
 			if f, err := d.alone(ctx, s); err == nil {
 				jobs = append(jobs, scoring{f.base, tasks}, scoring{f.tree, tasks})
 			}
@@ -36,7 +39,7 @@ func (a *Aggregator) split(ctx context.Context, d *decider, dev git.Hash, ready 
 			solos = append(solos, s)
 			continue
 		}
-		if free < 2 && !s.rebased {
+		if !checked(s) {
 			pool = append(pool, s) // nothing to ride along with
 			continue
 		}

@@ -226,10 +226,13 @@ func countGates(ctx context.Context, repo *git.Repo, lib *library.Library, res *
 	}
 	seen := map[string]bool{} // the members of one candidate share its gate
 	for _, d := range ds {
-		if g := d.Gate; g != nil && !seen[fmt.Sprintf("%d %+v", d.Round, *g)] {
-			seen[fmt.Sprintf("%d %+v", d.Round, *g)] = true
-			res.GateTasks += g.Total
-			res.GateCompared += g.Tasks
+		if d.Gate == nil {
+			continue
+		}
+		if k := fmt.Sprintf("%d %+v", d.Round, *d.Gate); !seen[k] {
+			seen[k] = true
+			res.GateTasks += d.Gate.Total
+			res.GateCompared += d.Gate.Tasks
 		}
 	}
 	return nil
@@ -346,7 +349,7 @@ func printTable(w io.Writer, d Domain, o Options, rs []Result) {
 	var keys []string
 	by := map[string][]Result{}
 	for _, r := range rs {
-		k := fmt.Sprintf("%s %s %dw", r.Gate, r.Runtime, r.Workers)
+		k := config{gate: r.Gate, runtime: r.Runtime, workers: r.Workers}.String()
 		if by[k] == nil {
 			keys = append(keys, k)
 		}

@@ -107,7 +107,9 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
 	}()
 	err := p.aggregate(ctx, stopWorkers)
 	stopWorkers()
-	// Drain, so that workers blocked on a full queue can see they are done.
+	// Wait for every worker to end (the queue closes after the last), so
+	// that errs holds all their errors; what is left queued stays on the
+	// worker branches for the next run to decide.
 	for range p.queue {
 	}
 	close(errs)
@@ -234,11 +236,11 @@ func (p *pipeline) aggregate(ctx context.Context, stopWorkers context.CancelFunc
 }
 
 // collect blocks for one item and takes the others already queued; false
-// when there are none and no worker will queue more. waited says the
-// aggregator had to wait for work. With fewer proposals
+// when there are none and no worker will queue more. With fewer proposals
 // than half the workers it waits a little for more, up to half a step's
 // mean duration: proposals decided together are fused into one candidate
-// and one gate, where one at a time each needs its own.
+// and one gate, where one at a time each needs its own. waited says the
+// aggregator had to wait for work.
 func (p *pipeline) collect(ctx context.Context) ([]stepResult, bool, bool) {
 	var batch []stepResult
 	waited := false

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/git-descent/git-descent/agent"
@@ -41,7 +40,6 @@ type runner struct {
 	models  *models       // chat-model clients, when a role uses one
 	agent   string        // the runner and proposer, for evidence
 	start   time.Time     // when the run began
-	rebases atomic.Int64  // proposals workers rebased onto a newer dev before writing them
 }
 
 // setup checks the preconditions of a run and prepares everything it needs:

@@ -148,10 +148,8 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 			return stepResult{}, err
 		}
 	}
-	if err := ledger.WriteProposal(context.WithoutCancel(ctx), w.r.repo, p, edit.Tree); err != nil {
-		return stepResult{}, err
-	}
-	return stepResult{sub: &aggregate.Submission{Proposal: p, Paths: edit.Paths}}, nil
+	sub, err := w.r.writeProposal(ctx, p, edit)
+	return stepResult{sub: sub}, err
 }
 
 // commitProposal measures an edit (measureProposal) and commits it as
@@ -161,6 +159,12 @@ func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash
 	if err != nil {
 		return nil, err
 	}
+	return r.writeProposal(ctx, p, edit)
+}
+
+// writeProposal commits p, the proposal edit makes, on its worker's branch
+// (whatever the context: a measured proposal is never half-written).
+func (r *runner) writeProposal(ctx context.Context, p *ledger.Proposal, edit materialize.Edit) (*aggregate.Submission, error) {
 	if err := ledger.WriteProposal(context.WithoutCancel(ctx), r.repo, p, edit.Tree); err != nil {
 		return nil, err
 	}
@@ -204,7 +208,6 @@ func (r *runner) rebase(ctx context.Context, p *ledger.Proposal, edit materializ
 	q.Tokens += p.Tokens - rat.Tokens // what the first measurement's rollouts spent
 	q.Cost += p.Cost - rat.Cost
 	q.Unpriced += p.Unpriced - rat.Unpriced
-	r.rebases.Add(1)
 	return q, rebased, nil
 }
 

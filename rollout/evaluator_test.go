@@ -57,23 +57,7 @@ func (spendGrader) Grade(_ context.Context, t eval.Task, _ string) (eval.Grade, 
 // succeeds, fails as the library's fault, fails for infrastructure or
 // cannot be scored; a cached result spends nothing.
 func TestEvaluatorMetersEveryFreshRolloutOnce(t *testing.T) {
-	ctx, repo := gittest.NewRepo(t)
-	skill := filepath.Join(repo.Top(), "skills", "s")
-	if err := os.MkdirAll(skill, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("# S\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	head, err := repo.CommitAll(ctx, "init", git.Signature{Name: "T", Email: "t@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib := library.New("skills/s")
-	tree, err := repo.TreeOf(ctx, head, lib.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, repo, lib, tree := oneFileLibrary(t)
 	meter := budget.NewMeter(0, 0, nil)
 	e := &Evaluator{
 		Repo: repo, Library: lib, Runner: spendRunner{}, Scorer: spendGrader{},

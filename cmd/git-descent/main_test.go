@@ -39,8 +39,17 @@ func withAsync(args []string) []string {
 // TestScripts runs the end-to-end scripts in testdata/scripts, one behaviour
 // each, against real git in a fresh HOME with fixed identities and dates.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 filepath.Join("..", "..", "testdata", "scripts"),
+	p := scriptParams()
+	p.Dir = scriptDir
+	testscript.Run(t, p)
+}
+
+// scriptDir holds the end-to-end scripts.
+var scriptDir = filepath.Join("..", "..", "testdata", "scripts")
+
+// scriptParams are how every end-to-end script runs.
+func scriptParams() testscript.Params {
+	return testscript.Params{
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup:               setupScript,
@@ -48,7 +57,7 @@ func TestScripts(t *testing.T) {
 			// A local OpenAI-compatible server serving the script's scripted replies.
 			"fakellm": fakellm.Cmd,
 		},
-	})
+	}
 }
 
 // TestScriptsAsync runs the end-to-end scripts that do not choose a
@@ -56,8 +65,7 @@ func TestScripts(t *testing.T) {
 // together) again with every evolve on the asynchronous pipeline: it must
 // pass the same tests.
 func TestScriptsAsync(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "scripts")
-	paths, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	paths, err := filepath.Glob(filepath.Join(scriptDir, "*.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,18 +82,13 @@ func TestScriptsAsync(t *testing.T) {
 	if len(files) < 10 {
 		t.Fatalf("only %d scripts run evolve without --sync", len(files))
 	}
-	testscript.Run(t, testscript.Params{
-		Files:               files,
-		RequireExplicitExec: true,
-		RequireUniqueNames:  true,
-		Setup: func(e *testscript.Env) error {
-			e.Setenv(asyncEnv, "1")
-			return setupScript(e)
-		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"fakellm": fakellm.Cmd,
-		},
-	})
+	p := scriptParams()
+	p.Files = files
+	p.Setup = func(e *testscript.Env) error {
+		e.Setenv(asyncEnv, "1")
+		return setupScript(e)
+	}
+	testscript.Run(t, p)
 }
 
 func setupScript(e *testscript.Env) error {
