@@ -135,37 +135,3 @@ func keys(m map[string][]byte) []string {
 	}
 	return out
 }
-
-// A proposer's copy carries back edits, additions, removals and mode
-// changes, and nothing else is touched.
-func TestScratchCopyRoundTrip(t *testing.T) {
-	src := t.TempDir()
-	writeFile(t, filepath.Join(src, "SKILL.md"), "# s\n")
-	writeFile(t, filepath.Join(src, "refs", "a.md"), "a\n")
-	writeFile(t, filepath.Join(src, "refs", "old.md"), "old\n")
-	writeFile(t, filepath.Join(src, "keep.md"), "keep\n")
-	scratch := filepath.Join(t.TempDir(), "s")
-	if err := mirror(src, scratch); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(scratch, "SKILL.md"), "# s\nnew rule\n")
-	writeFile(t, filepath.Join(scratch, "scripts", "run.sh"), "#!/bin/sh\n")
-	os.Chmod(filepath.Join(scratch, "scripts", "run.sh"), 0o755)
-	os.Remove(filepath.Join(scratch, "refs", "old.md"))
-	keep, _ := os.Stat(filepath.Join(src, "keep.md"))
-	if err := mirror(scratch, src); err != nil {
-		t.Fatal(err)
-	}
-	if data, _ := os.ReadFile(filepath.Join(src, "SKILL.md")); string(data) != "# s\nnew rule\n" {
-		t.Fatalf("SKILL.md = %q", data)
-	}
-	if fi, err := os.Stat(filepath.Join(src, "scripts", "run.sh")); err != nil || fi.Mode().Perm() != 0o755 {
-		t.Fatalf("run.sh: %v %v", fi, err)
-	}
-	if _, err := os.Stat(filepath.Join(src, "refs", "old.md")); !os.IsNotExist(err) {
-		t.Fatalf("removed file still there: %v", err)
-	}
-	if fi, _ := os.Stat(filepath.Join(src, "keep.md")); !fi.ModTime().Equal(keep.ModTime()) {
-		t.Fatal("an unchanged file was rewritten")
-	}
-}

@@ -27,7 +27,7 @@ type Attempt struct {
 // written as JSON to the file named by DESCENT_FAILURES.
 type Feedback struct {
 	Library  string    `json:"library"`
-	SkillDir string    `json:"skill_dir"` // the library inside the worktree; edit files here
+	SkillDir string    `json:"skill_dir"` // the library inside the seat; edit files here
 	Frozen   []string  `json:"frozen"`    // globs (relative to skill_dir) that must not change
 	Failures []Attempt `json:"failures"`
 	Passed   []Attempt `json:"passed"`
@@ -47,7 +47,8 @@ type Repair struct {
 	DevDiff  string `json:"dev_diff"` // what they changed in the proposal's files
 }
 
-// ProposeRequest is one proposer run in a worker's worktree.
+// ProposeRequest is one proposer run in a worker's seat: a directory
+// outside the repository holding only the library, at its path.
 type ProposeRequest struct {
 	Library  string
 	Worker   string
@@ -67,13 +68,13 @@ type Rationale struct {
 	Unpriced int64   // tokens whose cost is unknown: the model has no price
 }
 
-// Proposer edits a library in a worktree after failures. Implementations are
-// safe for concurrent use on different worktrees.
+// Proposer edits a library in a seat after failures. Implementations are
+// safe for concurrent use on different seats.
 type Proposer interface {
 	Propose(ctx context.Context, req ProposeRequest) (Rationale, error)
 }
 
-// ExecProposer is a Proposer that runs a command template in the worktree.
+// ExecProposer is a Proposer that runs a command template in the seat.
 // The command finds the feedback in DESCENT_FAILURES ({{failures_file}}),
 // edits files under DESCENT_SKILL_DIR, and may write its rationale (first
 // line: subject) to DESCENT_RATIONALE_FILE; otherwise the first line of its
@@ -85,27 +86,13 @@ type ExecProposer struct {
 	ExePath string
 	Guarded []string // L1 globs, named in the brief
 
-	// CLI is set for built-in CLI agents (Presets): they edit a copy of the
-	// library outside the repository, and their output gives the rationale
-	// and usage.
+	// CLI is set for built-in CLI agents (Presets): they run in the
+	// library's directory, and their output gives the rationale and usage.
 	CLI *CLI
 }
 
 // Propose implements Proposer.
 func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationale, error) {
-	if p.CLI != nil {
-		// The copy is made first, so that the feedback, the brief and
-		// DESCENT_SKILL_DIR all name the directory it works in.
-		scratch, err := os.MkdirTemp("", "descent-edit-")
-		if err != nil {
-			return Rationale{}, err
-		}
-		defer os.RemoveAll(scratch)
-		req.Feedback.SkillDir = filepath.Join(scratch, filepath.Base(req.SkillDir))
-		if err := mirror(req.SkillDir, req.Feedback.SkillDir); err != nil {
-			return Rationale{}, fmt.Errorf("copy the library for the proposer: %w", err)
-		}
-	}
 	failures := filepath.Join(req.Control, "failures.json")
 	rationale := filepath.Join(req.Control, "rationale.txt")
 	data, err := json.MarshalIndent(req.Feedback, "", "  ")
@@ -139,6 +126,9 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 		"DESCENT_WORKER":         req.Worker,
 		"DESCENT_WORKTREE":       req.Worktree,
 		"DESCENT_BRIEF":          briefFile,
+		// The seat is outside the repository; no git the proposer runs
+		// may look above it for one.
+		"GIT_CEILING_DIRECTORIES": filepath.Dir(req.Worktree),
 	}
 	isolate(set, req.Control, p.Allow)
 	if p.CLI != nil {
@@ -166,18 +156,16 @@ func readRationale(file, fallback string) Rationale {
 	return ParseRationale(fallback)
 }
 
-// proposeCLI runs a CLI proposer in its copy of the library outside the
-// repository (req.Feedback.SkillDir, see mirror) and carries its edits
-// back. A tool call its permission mode refused fails the proposal with the
+// proposeCLI runs a CLI proposer in the library's directory of its seat.
+// A tool call its permission mode refused fails the proposal with the
 // client's reason: the edit it meant to make is missing.
 func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, command string, set map[string]string, brief string) (Rationale, error) {
-	dir := req.Feedback.SkillDir
 	if err := p.CLI.env(set, req.Control, p.Allow); err != nil {
 		return Rationale{}, err
 	}
 	res, err := sandbox.Run(ctx, sandbox.Spec{
 		Command:      command,
-		Dir:          dir,
+		Dir:          req.SkillDir,
 		Env:          sandbox.Environ(p.Allow, set, p.ExePath),
 		Stdin:        []byte(brief),
 		Timeout:      p.Timeout,
@@ -196,9 +184,6 @@ func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, comma
 	}
 	if len(r.Denied) > 0 {
 		return usage, fmt.Errorf("the proposer was refused %d tool call(s): %s", len(r.Denied), strings.Join(r.Denied, "; "))
-	}
-	if err := mirror(dir, req.SkillDir); err != nil {
-		return usage, fmt.Errorf("carry the proposer's edits into the worktree: %w", err)
 	}
 	out := readRationale(set["DESCENT_RATIONALE_FILE"], r.Text)
 	out.Tokens, out.Cost, out.Unpriced = usage.Tokens, usage.Cost, usage.Unpriced

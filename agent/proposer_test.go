@@ -159,13 +159,12 @@ func TestParseRationale(t *testing.T) {
 	}
 }
 
-// A CLI proposer works on a copy of the library outside the worktree (its
-// directory is never under .git), its edits come back, and the brief, the
-// feedback file and DESCENT_SKILL_DIR name the copy.
-func TestCLIProposerEditsACopy(t *testing.T) {
+// A CLI proposer works in the library's directory of its seat, and the
+// brief, the feedback file and DESCENT_SKILL_DIR name it.
+func TestCLIProposerEditsTheSeat(t *testing.T) {
 	req := newProposeRequest(t)
 	p := &ExecProposer{
-		Command: `case "$PWD" in */.git/*) exit 9;; esac; [ "$DESCENT_SKILL_DIR" = "$PWD" ] || exit 8; ` +
+		Command: `[ "$PWD" = "` + req.SkillDir + `" ] || exit 9; [ "$DESCENT_SKILL_DIR" = "$PWD" ] || exit 8; ` +
 			`grep -q "files are in $PWD" || exit 7; grep -q "\"skill_dir\": \"$PWD\"" "$DESCENT_FAILURES" || exit 6; echo v2 > SKILL.md; ` +
 			`printf '{"type":"result","subtype":"success","is_error":false,"result":"Subject\\n\\nBody","total_cost_usd":0.5,"usage":{"input_tokens":10,"output_tokens":2}}\n'`,
 		CLI: &CLI{Parse: parseClaude, ReportsCost: true, Home: "CLAUDE_CONFIG_DIR"},
@@ -178,12 +177,12 @@ func TestCLIProposerEditsACopy(t *testing.T) {
 		t.Fatalf("rationale %+v", rat)
 	}
 	if data, _ := os.ReadFile(filepath.Join(req.SkillDir, "SKILL.md")); string(data) != "v2\n" {
-		t.Fatalf("edit not carried back: %q", data)
+		t.Fatalf("edit not made: %q", data)
 	}
 }
 
-// A refused tool call fails the proposal with the client's reason, and
-// nothing it did reaches the worktree.
+// A refused tool call fails the proposal with the client's reason (so what
+// it did is never captured).
 func TestCLIProposerRefusedCallFails(t *testing.T) {
 	req := newProposeRequest(t)
 	p := &ExecProposer{
@@ -195,8 +194,5 @@ func TestCLIProposerRefusedCallFails(t *testing.T) {
 	var infra *InfraError
 	if err == nil || errors.As(err, &infra) || !strings.Contains(err.Error(), "refused 1 tool call(s): Edit x/SKILL.md: Claude requested permissions") {
 		t.Fatalf("err = %v", err)
-	}
-	if data, _ := os.ReadFile(filepath.Join(req.SkillDir, "SKILL.md")); string(data) != "v1\n" {
-		t.Fatalf("worktree changed: %q", data)
 	}
 }

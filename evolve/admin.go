@@ -33,7 +33,7 @@ func Rollback(ctx context.Context, repo *git.Repo, lib *library.Library, opts Op
 }
 
 // adminRunner sets up what promote and rollback need: the lock, the
-// splits, the evaluator and the aggregator; no worktrees.
+// splits, the evaluator and the aggregator; no seats.
 func adminRunner(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options) (*runner, error) {
 	opts = withDefaults(opts)
 	r := &runner{repo: repo, lib: lib, opts: opts, refs: ledger.Refs{Library: lib.Name}, meter: budget.NewMeter(0, 0, nil), models: newModels(lib)}

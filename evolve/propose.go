@@ -15,12 +15,13 @@ import (
 	"github.com/git-descent/git-descent/rollout"
 )
 
-// seat is where a proposer runs: a worktree of its own and the name it runs
-// under. Each worker owns one, and so does the repairer; a seat is used by
-// one goroutine at a time.
+// seat is where a proposer runs: a directory of its own outside the
+// repository (materialize.Seat) and the name it runs under. Each worker
+// owns one, and so does the repairer; a seat is used by one goroutine at a
+// time.
 type seat struct {
 	id       string // the worker's id, or "repair"
-	wt       *git.Worktree
+	dir      *materialize.Seat
 	proposer agent.Proposer
 }
 
@@ -33,8 +34,8 @@ type made struct {
 	reason  string
 }
 
-// proposeEdit runs the proposer in s's worktree, which the caller has reset
-// to dev and pointed fb at, counts what it spent, and captures its edit
+// proposeEdit runs the proposer in s's directory, which the caller has
+// reset to dev and pointed fb at, counts what it spent, and captures its edit
 // against dev. A proposer that failed, changed nothing or made an invalid
 // edit comes back as made.outcome; the context ending or a fatal
 // infrastructure failure (a refused key, no login) is an error that stops
@@ -52,7 +53,7 @@ func (r *runner) proposeEdit(ctx context.Context, s *seat, dev git.Hash, fb agen
 	if err != nil {
 		return made{outcome: ledger.ProposerFailed, reason: err.Error()}, nil
 	}
-	edit, err := materialize.Capture(ctx, s.wt, r.lib, dev)
+	edit, err := s.dir.Capture(ctx)
 	var invalid *materialize.InvalidEditError
 	switch {
 	case errors.Is(err, materialize.ErrNoChange):
@@ -102,7 +103,7 @@ func (r *runner) proposeOnce(ctx context.Context, s *seat, fb agent.Feedback) (a
 	}
 	defer os.RemoveAll(control)
 	return s.proposer.Propose(ctx, agent.ProposeRequest{
-		Library: r.lib.Name, Worker: s.id, Worktree: s.wt.Dir, SkillDir: fb.SkillDir, Feedback: fb, Control: control,
+		Library: r.lib.Name, Worker: s.id, Worktree: s.dir.Dir, SkillDir: fb.SkillDir, Feedback: fb, Control: control,
 	})
 }
 

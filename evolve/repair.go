@@ -3,7 +3,6 @@ package evolve
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 
 // repairer re-makes stale or conflicting proposals on the current dev
 // (the reflective staleness policy) with the library's proposer, in a
-// worktree of its own. The aggregator calls it from one goroutine.
+// seat of its own. The aggregator calls it from one goroutine.
 type repairer struct {
 	r *runner
 	seat
@@ -25,14 +24,14 @@ type repairer struct {
 func (rp *repairer) Repair(ctx context.Context, s *aggregate.Submission, dev git.Hash) (*aggregate.Submission, error) {
 	start := time.Now()
 	r, lib, p := rp.r, rp.r.lib, s.Proposal
-	if err := rp.wt.Reset(ctx, dev); err != nil {
+	if err := rp.dir.Reset(ctx, dev); err != nil {
 		return nil, err
 	}
 	brief, err := rp.brief(ctx, s, dev)
 	if err != nil {
 		return nil, err
 	}
-	fb := agent.Feedback{Library: lib.Name, SkillDir: filepath.Join(rp.wt.Dir, filepath.FromSlash(lib.Path)), Frozen: lib.Frozen,
+	fb := agent.Feedback{Library: lib.Name, SkillDir: rp.dir.SkillDir(), Frozen: lib.Frozen,
 		Failures: []agent.Attempt{}, Passed: []agent.Attempt{}, Repair: brief}
 	m, err := r.proposeEdit(ctx, &rp.seat, dev, fb)
 	switch {

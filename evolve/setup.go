@@ -22,7 +22,7 @@ import (
 	"github.com/git-descent/git-descent/sandbox"
 )
 
-// runner is one evolve run: it owns the worker worktrees (removed by close)
+// runner is one evolve run: it owns the proposers' seats (removed by close)
 // and the library's refs for the duration.
 type runner struct {
 	repo    *git.Repo
@@ -33,6 +33,7 @@ type runner struct {
 	eval    *rollout.Evaluator
 	agg     *aggregate.Aggregator
 	workers []*worker
+	seats   []*materialize.Seat // the workers' and the repairer's, removed by close
 	summary *Summary
 	roundNo int // the last aggregator round recorded in the journal
 	lock    *lock
@@ -341,10 +342,10 @@ func (s scorer) Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repe
 	return out, err
 }
 
-// startWorkers gives each worker a fresh worktree at dev, after removing
-// any a crashed run left behind.
+// startWorkers gives each worker a seat at dev, after removing the worker
+// worktrees that runs of earlier versions left behind.
 func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
-	if err := materialize.RemoveWorkers(ctx, r.repo, r.lib); err != nil {
+	if err := r.removeOldWorktrees(ctx); err != nil {
 		return err
 	}
 	proposer, name, err := r.opts.Proposer, "in-process "+r.opts.AgentName, error(nil)
@@ -358,23 +359,54 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	order := shuffled(r.train(), r.lib.Seed)
 	for i := 1; i <= r.opts.Workers; i++ {
 		id := ledger.WorkerID(i)
-		wt, err := r.repo.AddWorktree(ctx, materialize.WorkerDir(r.repo, r.lib, id), dev, []string{r.lib.Path})
+		dir, err := r.newSeat("w" + id)
 		if err != nil {
 			return err
 		}
-		r.workers = append(r.workers, &worker{seat: seat{id: id, wt: wt, proposer: proposer}, index: i - 1, r: r, train: order})
+		r.workers = append(r.workers, &worker{seat: seat{id: id, dir: dir, proposer: proposer}, index: i - 1, r: r, train: order})
 	}
 	if r.lib.Staleness == library.StalenessReflective {
-		wt, err := r.repo.AddWorktree(ctx, materialize.WorkerDir(r.repo, r.lib, "repair"), dev, []string{r.lib.Path})
+		dir, err := r.newSeat("repair")
 		if err != nil {
 			return err
 		}
-		r.agg.Repairer = &repairer{r: r, seat: seat{id: "repair", wt: wt, proposer: proposer}}
+		r.agg.Repairer = &repairer{r: r, seat: seat{id: "repair", dir: dir, proposer: proposer}}
 	}
 	return nil
 }
 
-// close removes the worker worktrees, closes the rollout cache and
+// newSeat makes a proposer's directory beside the rollout workspaces, and
+// remembers it so that close removes it.
+func (r *runner) newSeat(name string) (*materialize.Seat, error) {
+	s, err := materialize.NewSeat(r.repo, r.lib, sandbox.WorkspaceRoot(), name)
+	if err != nil {
+		return nil, err
+	}
+	r.seats = append(r.seats, s)
+	return s, nil
+}
+
+// removeOldWorktrees removes the worker worktrees under
+// .git/descent/worktrees/<lib> that git-descent made before decision 58,
+// with git's record of them.
+func (r *runner) removeOldWorktrees(ctx context.Context) error {
+	root := filepath.Join(r.repo.DescentDir(), "worktrees", r.lib.Name)
+	entries, err := os.ReadDir(root)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := r.repo.RemoveWorktree(ctx, filepath.Join(root, e.Name())); err != nil {
+			return err
+		}
+	}
+	return r.repo.RemoveWorktree(ctx, root)
+}
+
+// close removes the proposers' seats, closes the rollout cache and
 // releases the library.
 func (r *runner) close() {
 	if r.eval != nil {
@@ -382,8 +414,10 @@ func (r *runner) close() {
 			r.opts.Log.Warn("close the rollout cache", "err", err)
 		}
 	}
-	if err := materialize.RemoveWorkers(context.Background(), r.repo, r.lib); err != nil {
-		r.opts.Log.Warn("remove worker worktrees", "err", err)
+	for _, s := range r.seats {
+		if err := s.Remove(); err != nil {
+			r.opts.Log.Warn("remove a proposer's directory", "dir", s.Dir, "err", err)
+		}
 	}
 	r.lock.release()
 }

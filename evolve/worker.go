@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -20,7 +19,7 @@ import (
 )
 
 // worker turns a dev snapshot into at most one proposal per round. It owns
-// its worktree; step is never called concurrently on one worker.
+// its seat; step is never called concurrently on one worker.
 type worker struct {
 	seat
 	index    int // 0-based position among the workers
@@ -96,7 +95,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 	defer func() { res.worker = "w" + w.id }()
 	start := time.Now()
 	lib, dev := w.r.lib, j.dev
-	if err := w.wt.Reset(ctx, dev); err != nil {
+	if err := w.dir.Reset(ctx, dev); err != nil {
 		return stepResult{}, err
 	}
 	devLib, err := w.r.repo.TreeOf(ctx, dev, lib.Path)
@@ -108,7 +107,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 	if err != nil {
 		return stepResult{}, err
 	}
-	fb := feedback(lib.Name, filepath.Join(w.wt.Dir, filepath.FromSlash(lib.Path)), lib.Frozen, batch, before)
+	fb := feedback(lib.Name, w.dir.SkillDir(), lib.Frozen, batch, before)
 	if len(fb.Failures) == 0 && len(fb.Passed) == 0 {
 		return stepResult{quiet: fmt.Sprintf("w%-3s every rollout of its minibatch errored; nothing to propose from", w.id)}, nil
 	}

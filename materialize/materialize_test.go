@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/git-descent/git-descent/internal/git"
@@ -81,51 +82,54 @@ func TestWriteRolloutHidesAnswersAndStagesFiles(t *testing.T) {
 	}
 }
 
-func TestCaptureValidatesEdits(t *testing.T) {
+func TestSeatCapturesAndRefusesEdits(t *testing.T) {
 	ctx := context.Background()
 	repo, head := newRepo(t, skillFiles)
+	write(t, filepath.Join(repo.Top(), ".git", "info", "exclude"), "*.pyc\n")
 	lib := library.New("skills/s")
-	wt, err := repo.AddWorktree(ctx, filepath.Join(repo.DescentDir(), "worktrees", "s", "w1"), head, []string{lib.Path})
+	seat, err := NewSeat(repo, lib, t.TempDir(), "w1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer repo.RemoveWorktree(ctx, wt.Dir)
-	if _, err := os.Stat(filepath.Join(wt.Dir, "README.md")); !os.IsNotExist(err) {
-		t.Fatal("sparse worktree has files outside the library")
+	defer seat.Remove()
+	skill := seat.SkillDir()
+	if skill != filepath.Join(seat.Dir, "skills", "s") {
+		t.Fatalf("skill dir %s", skill)
 	}
-	skill := filepath.Join(wt.Dir, "skills", "s")
 	for _, c := range []struct {
 		name   string
 		edit   func()
 		reason string // "" means valid
-		noop   bool
+		paths  string // the edit's paths, when valid
 	}{
-		{"no change", func() {}, "", true},
-		{"outside", func() { write(t, filepath.Join(wt.Dir, "x.txt"), "x") }, "edits outside the library", false},
-		{"frozen", func() { write(t, filepath.Join(skill, "evals", "evals.json"), "{}") }, "edits to frozen (L0) files", false},
-		{"symlink", func() { must(t, os.Symlink("/etc/passwd", filepath.Join(skill, "p"))) }, "symlinks are not allowed", false},
-		{"committed by the proposer", func() {
-			write(t, filepath.Join(skill, "SKILL.md"), "# S\nmore\n")
-			write(t, filepath.Join(skill, "new.md"), "n\n")
-			// The proposer commits in its worktree, as an agent with git would.
-			proposer, err := git.Open(ctx, wt.Dir, nil)
-			must(t, err)
-			_, err = proposer.CommitAll(ctx, "proposer commit", git.Signature{Name: "P", Email: "p@example.com"})
-			must(t, err)
-		}, "", false},
+		{"no change", func() {}, "", ""},
+		{"outside", func() { write(t, filepath.Join(seat.Dir, "x.txt"), "x") }, "edits outside the library", ""},
+		{"outside, above the library", func() { write(t, filepath.Join(seat.Dir, "skills", "t.md"), "x") }, "edits outside the library", ""},
+		{"frozen", func() { write(t, filepath.Join(skill, "evals", "evals.json"), "{}") }, "edits to frozen (L0) files", ""},
+		{"frozen, deleted", func() { must(t, os.Remove(filepath.Join(skill, "evals", "files", "in.txt"))) }, "edits to frozen (L0) files", ""},
+		{"symlink", func() { must(t, os.Symlink("/etc/passwd", filepath.Join(skill, "p"))) }, "symlinks are not allowed", ""},
+		{"newline in a name", func() { write(t, filepath.Join(skill, "a\nb.md"), "x") }, "names with control characters or a .git directory are not allowed", ""},
+		{"a .git directory", func() { write(t, filepath.Join(skill, "sub", ".Git", "config"), "x") }, "names with control characters or a .git directory are not allowed", ""},
+		{"a fifo", func() { must(t, syscall.Mkfifo(filepath.Join(skill, "pipe"), 0o644)) }, "only regular files are allowed", ""},
+		{"ignored files are left out", func() { write(t, filepath.Join(skill, "cache.pyc"), "x") }, "", ""},
+		{"deleted and re-moded", func() {
+			must(t, os.Remove(filepath.Join(skill, "SKILL.md")))
+			must(t, os.Chmod(filepath.Join(skill, "scripts", "run.sh"), 0o644))
+		}, "", "SKILL.md,scripts/run.sh"},
 		{"valid", func() {
 			write(t, filepath.Join(skill, "SKILL.md"), "# S\nmore\n")
-			write(t, filepath.Join(skill, "new.md"), "n\n")
-		}, "", false},
+			write(t, filepath.Join(skill, "new dir", "new.md"), "n\n")
+			write(t, filepath.Join(skill, "cache.pyc"), "x")
+		}, "", "SKILL.md,new dir/new.md"},
 	} {
-		if err := wt.Reset(ctx, head); err != nil {
+		if err := seat.Reset(ctx, head); err != nil {
 			t.Fatal(err)
 		}
 		c.edit()
-		edit, err := Capture(ctx, wt, lib, head)
+		edit, err := seat.Capture(ctx)
 		var invalid *InvalidEditError
 		switch {
-		case c.noop:
+		case c.reason == "" && c.paths == "":
 			if !errors.Is(err, ErrNoChange) {
 				t.Errorf("%s: err = %v, want ErrNoChange", c.name, err)
 			}
@@ -137,17 +141,52 @@ func TestCaptureValidatesEdits(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			if strings.Join(edit.Paths, ",") != "SKILL.md,new.md" {
-				t.Errorf("%s: paths = %v", c.name, edit.Paths)
-			}
-			data, err := repo.ReadFile(ctx, edit.Tree, "skills/s/new.md")
-			if err != nil || string(data) != "n\n" {
-				t.Errorf("%s: new.md in tree = %q, %v", c.name, data, err)
+			if strings.Join(edit.Paths, ",") != c.paths {
+				t.Errorf("%s: paths = %v, want %s", c.name, edit.Paths, c.paths)
 			}
 			if _, err := repo.ReadFile(ctx, edit.Tree, "README.md"); err != nil {
-				t.Errorf("%s: the tree lost files outside the sparse checkout: %v", c.name, err)
+				t.Errorf("%s: the tree lost files outside the library: %v", c.name, err)
+			}
+			if _, err := repo.ReadFile(ctx, edit.Tree, "skills/s/cache.pyc"); err == nil {
+				t.Errorf("%s: an ignored file was captured", c.name)
 			}
 		}
+	}
+	edit, err := seat.Capture(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := repo.ReadFile(ctx, edit.Tree, "skills/s/new dir/new.md"); err != nil || string(data) != "n\n" {
+		t.Errorf("new.md in tree = %q, %v", data, err)
+	}
+	// The tree is the one git's index makes of the same files.
+	want, err := repo.EditTree(ctx, head, []git.TreeEdit{
+		{Path: "skills/s/SKILL.md", Hash: repo.BlobName([]byte("# S\nmore\n"))},
+		{Path: "skills/s/new dir/new.md", Hash: repo.BlobName([]byte("n\n"))},
+	})
+	if err != nil || edit.Tree != want {
+		t.Errorf("captured tree %s, git's index makes %s (%v)", edit.Tree, want, err)
+	}
+
+	// Reset rewrites what differs and nothing else, and gets past what a
+	// proposer made hard to remove.
+	untouched := filepath.Join(skill, "scripts", "run.sh")
+	before, err := os.Stat(untouched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.Chmod(filepath.Join(skill, "new dir"), 0o555))
+	if err := seat.Reset(ctx, head); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(untouched); err != nil || !os.SameFile(before, after) || after.ModTime() != before.ModTime() {
+		t.Errorf("Reset rewrote a file that had not changed")
+	}
+	if _, err := os.Stat(filepath.Join(skill, "new dir")); !os.IsNotExist(err) {
+		t.Errorf("Reset left the proposer's directory: %v", err)
+	}
+	if _, err := seat.Capture(ctx); !errors.Is(err, ErrNoChange) {
+		t.Errorf("after Reset: %v, want ErrNoChange", err)
 	}
 	// The user's working tree and index are untouched by all of this.
 	dirty, err := repo.DirtyPaths(ctx, ".")

@@ -1,15 +1,11 @@
 // Package materialize moves library versions between git trees and
-// directories: it writes a version into a rollout workspace, keeps the
-// worker worktrees, and captures a proposer's edits back into a tree.
+// directories: it writes a version into a rollout workspace or a
+// proposer's seat, and captures a proposer's edits back into a tree.
 package materialize
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
-	"strings"
 
 	"github.com/git-descent/git-descent/internal/git"
 )
@@ -27,35 +23,9 @@ func WriteTree(ctx context.Context, repo *git.Repo, tree git.Hash, dst string, s
 		if skip != nil && skip(e.Path) {
 			continue
 		}
-		if err := writeEntry(ctx, repo, e, dst); err != nil {
+		if _, err := writeFile(ctx, repo, e, dst); err != nil {
 			return fmt.Errorf("materialize %q: %w", e.Path, err)
 		}
 	}
 	return nil
-}
-
-func writeEntry(ctx context.Context, repo *git.Repo, e git.TreeEntry, dst string) error {
-	if e.Mode == git.ModeGitlink {
-		return nil
-	}
-	data, err := repo.ReadBlob(ctx, e.Hash)
-	if err != nil {
-		return err
-	}
-	p := filepath.Join(dst, filepath.FromSlash(e.Path))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	switch e.Mode {
-	case git.ModeSymlink:
-		target := string(data)
-		resolved := path.Join(path.Dir(e.Path), target)
-		if path.IsAbs(target) || resolved == ".." || strings.HasPrefix(resolved, "../") {
-			return nil
-		}
-		return os.Symlink(target, p)
-	case git.ModeExecutable:
-		return os.WriteFile(p, data, 0o755)
-	}
-	return os.WriteFile(p, data, 0o644)
 }

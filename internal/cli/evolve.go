@@ -34,23 +34,22 @@ func newEvolveCmd(e *env) *cobra.Command {
 		Use:   "evolve [<library>]",
 		Short: "Evolve a library: workers propose edits, the gate merges the ones that help",
 		Long: `evolve runs rounds until --rounds, --target or --max-time. Each round, every worker
-resets its worktree (.git/descent/worktrees) to dev, runs the agent on a minibatch
-of train tasks, asks the proposer to fix the failures, and commits the edit to
-descent/<lib>/w/<worker>. With --async, workers never wait for each other or for
-the gate: each step starts from the newest dev, a proposal made on an older one is
-rebased onto it before it is written, and the aggregator decides whatever has
-arrived, in small rounds, while they go on (--rounds N allows N steps per worker);
-a step whose dev gets more than --async-ratio commits ahead before its proposer
-runs is made again from the new dev. The aggregator merges proposals onto
+resets its seat (the library alone, outside the repository) to dev, runs the agent
+on a minibatch of train tasks, asks the proposer to fix the failures, and commits
+the edit to descent/<lib>/w/<worker>. With --async, workers never wait for each
+other or for the gate: each step starts from the newest dev, a proposal made on an
+older one is rebased onto it before it is written, and the aggregator decides
+whatever has arrived, in small rounds, while they go on (--rounds N allows N steps
+per worker); a step whose dev gets more than --async-ratio commits ahead before its
+proposer runs is made again from the new dev. The aggregator merges proposals onto
 descent/<lib>/dev through the descent merge driver, fusing compatible ones and
 settling conflicts by validation score, gates several candidates at once, and
 commits a candidate only when it beats dev on validation: P(better) > 1-δ under a
 model of the agent's noise, measured at the start by rolling dev out twice on some
-tasks. With a reproducible
-agent one fixed task and none broken is enough; with a noisy one the gate re-rolls
-the tasks that decide, up to max-repeats. Evidence that is positive but not yet
-enough makes a proposal "promising": it waits to be pooled with later ones.
-stable is fast-forwarded to dev after promote-after clean rounds.
+tasks. With a reproducible agent one fixed task and none broken is enough; with a
+noisy one the gate re-rolls the tasks that decide, up to max-repeats. Evidence that
+is positive but not yet enough makes a proposal "promising": it waits to be pooled
+with later ones. stable is fast-forwarded to dev after promote-after clean rounds.
 
 The first run creates dev and stable at HEAD; later runs resume from them.
 Rollouts are cached under .git/descent/cache (keyed by the library version, the

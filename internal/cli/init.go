@@ -52,8 +52,9 @@ Keys it writes (edit them later with git config -f .descent):
             task's expectations), or a weighted mix: "contains*0.3, judge*0.7"
   proposer  what edits the library after failures: openai (a model answering with
             search/replace edits), claude, codex, or a command run in a worker's
-            worktree that reads DESCENT_FAILURES ({{failures_file}}) or the brief on
-            stdin, and may write a rationale to DESCENT_RATIONALE_FILE
+            seat (the library alone, outside the repository) that reads
+            DESCENT_FAILURES ({{failures_file}}) or the brief on stdin, and may
+            write a rationale to DESCENT_RATIONALE_FILE
   layout    where rollouts see the library: repo (its own path), claude
             (.claude/skills/<name>), root, or a relative path
   frozen    L0 globs a proposal may never change (default evals/**)

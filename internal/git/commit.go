@@ -71,29 +71,6 @@ func (r *Repo) Parents(ctx context.Context, commit Hash) ([]Hash, error) {
 	return ps, nil
 }
 
-// FirstParents returns the first-parent chain from commit back to (not
-// including) stop, newest first. A zero stop walks to the root; max <= 0
-// means no limit.
-func (r *Repo) FirstParents(ctx context.Context, commit, stop Hash, max int) ([]Hash, error) {
-	rng := string(commit)
-	if !stop.IsZero() {
-		rng = string(stop) + ".." + string(commit)
-	}
-	args := []string{"rev-list", "--first-parent"}
-	if max > 0 {
-		args = append(args, fmt.Sprintf("--max-count=%d", max))
-	}
-	out, err := r.run(ctx, cmd{}, append(args, rng)...)
-	if err != nil {
-		return nil, err
-	}
-	var hs []Hash
-	for _, l := range strings.Fields(string(out)) {
-		hs = append(hs, Hash(l))
-	}
-	return hs, nil
-}
-
 // Diff returns `git diff` between two commits limited to paths, as patch
 // text. color asks git for ANSI colours.
 func (r *Repo) Diff(ctx context.Context, from, to Hash, paths []string, color bool) (string, error) {

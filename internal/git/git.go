@@ -35,12 +35,15 @@ var MinVersion = Version{2, 38, 0}
 type Repo struct {
 	top    string // top of the main working tree; "" for a bare repository
 	gitDir string // the common git directory (shared by all worktrees)
+	format string // object format: "sha1" or "sha256"
 	log    *slog.Logger
 
 	mu sync.Mutex // guards gg
 	gg *gogit.Repository
 
-	paths sync.Map // object + "\x00" + path → Hash, for TreeOf (objects never change)
+	paths  sync.Map    // object + "\x00" + path → Hash, for TreeOf (objects never change)
+	cache  objectCache // trees, blobs and parents read in process
+	merges sync.Map    // ours + ".." + theirs → merged, for MergeTree
 }
 
 // Open finds the repository containing dir, like git does from a working
@@ -55,7 +58,7 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Repo, error) {
 		return nil, err
 	}
 	r := &Repo{log: log}
-	out, err := r.run(ctx, cmd{dir: abs}, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir")
+	out, err := r.run(ctx, cmd{dir: abs}, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir", "--show-object-format")
 	if err != nil {
 		var ce *CommandError
 		if errors.As(err, &ce) && strings.Contains(ce.Stderr, "not a git repository") {
@@ -64,10 +67,11 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Repo, error) {
 		return nil, err
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 4 {
 		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	common := lines[2]
+	r.format = lines[3]
 	if !filepath.IsAbs(common) {
 		common = filepath.Join(abs, common)
 	}

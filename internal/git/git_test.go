@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,6 +87,13 @@ func TestMergeTreeConflictAndClean(t *testing.T) {
 	if !errors.As(err, &mc) || len(mc.Paths) != 1 || mc.Paths[0] != "f.txt" {
 		t.Fatalf("err = %v, want a conflict in f.txt", err)
 	}
+	// Asked again, the kept result is the same, conflict included.
+	if again, err := r.MergeTree(ctx, MergeTreeRequest{Ours: ours, Theirs: theirs}); err != nil || again != tree {
+		t.Fatalf("clean merge again = %s, %v; want %s", again, err, tree)
+	}
+	if _, err := r.MergeTree(ctx, MergeTreeRequest{Ours: ours, Theirs: clash}); !errors.As(err, &mc) || len(mc.Paths) != 1 {
+		t.Fatalf("conflicted merge again: err = %v", err)
+	}
 	// merge-tree ran outside the working tree: nothing appeared there.
 	entries, _ := os.ReadDir(r.Top())
 	for _, e := range entries {
@@ -124,42 +132,81 @@ func TestSetRefCompareAndSwap(t *testing.T) {
 	}
 }
 
-// A sparse worktree shows only its paths and never turns on
-// extensions.worktreeConfig or core.sparseCheckout in the user's config.
-func TestSparseWorktreeLeavesConfigAlone(t *testing.T) {
-	ctx := context.Background()
-	r := testRepo(t)
-	c := commitFile(t, r, "", "lib/a.md", "a\n")
-	c = commitFile(t, r, c, "other/b.md", "b\n")
-	before, err := os.ReadFile(filepath.Join(r.GitDir(), "config"))
+// ReplaceDir computes trees in process and writes them with mktree; git's
+// own index (EditTree: read-tree, update-index, write-tree) must build the
+// very same trees, names sorted the way git sorts them included.
+func TestReplaceDirMatchesGitsIndex(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	c := commitFile(t, r, "", "README.md", "r\n")
+	for _, f := range []string{"skills/s/SKILL.md", "skills/s/old.md", "skills/s.md", "skills/s-x/a", "skills/t/a"} {
+		c = commitFile(t, r, c, f, f+"\n")
+	}
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"SKILL.md", "new file.md", "run.sh", "a.b", "ä"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("content of "+name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	blobs, err := r.WriteBlobs(ctx, paths)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(r.DescentDir(), "worktrees", "w1")
-	wt, err := r.AddWorktree(ctx, dir, c, []string{"lib"})
-	if err != nil {
-		t.Fatal(err)
+	for i, p := range paths {
+		inProcess, err := r.FileBlob(p)
+		if err != nil || inProcess != blobs[i] {
+			t.Fatalf("FileBlob(%s) = %s, %v; git wrote %s", p, inProcess, err, blobs[i])
+		}
+		if data, err := r.ReadBlob(ctx, blobs[i]); err != nil || !strings.HasPrefix(string(data), "content of ") {
+			t.Fatalf("blob %s reads %q, %v", blobs[i], data, err)
+		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "lib", "a.md")); err != nil {
-		t.Fatal(err)
+	edited := []TreeEntry{
+		{Path: "SKILL.md", Hash: blobs[0]}, {Path: "sub/new file.md", Hash: blobs[1]},
+		{Path: "run.sh", Mode: ModeExecutable, Hash: blobs[2]}, {Path: "a.b", Hash: blobs[3]},
+		{Path: "a/x", Hash: blobs[3]}, {Path: "sub/deeper/ä", Hash: blobs[4]},
 	}
-	if _, err := os.Stat(filepath.Join(dir, "other")); !os.IsNotExist(err) {
-		t.Fatal("sparse worktree checked out other/")
+	for _, tc := range []struct {
+		name, dir string
+		files     []TreeEntry
+	}{
+		{"edited", "skills/s", edited},
+		{"emptied: the directory goes", "skills/s", nil},
+		{"a new directory", "skills/new/deep", edited},
+		{"at the root", "skills", edited},
+	} {
+		got, err := r.ReplaceDir(ctx, c, tc.dir, tc.files)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var edits []TreeEdit
+		if old, err := r.TreeOf(ctx, c, tc.dir); err == nil {
+			entries, err := r.ReadTree(ctx, old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				edits = append(edits, TreeEdit{Path: tc.dir + "/" + e.Path})
+			}
+		}
+		for _, f := range tc.files {
+			edits = append(edits, TreeEdit{Path: tc.dir + "/" + f.Path, Mode: f.Mode, Hash: f.Hash})
+		}
+		want, err := r.EditTree(ctx, c, edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: ReplaceDir = %s, git's index builds %s", tc.name, got, want)
+		}
+		if _, err := r.ReadTree(ctx, got); err != nil {
+			t.Errorf("%s: the tree was not written: %v", tc.name, err)
+		}
 	}
-	changes, err := wt.Changes(ctx)
-	if err != nil || len(changes) != 0 {
-		t.Fatalf("fresh worktree changes = %v, %v", changes, err)
-	}
-	after, _ := os.ReadFile(filepath.Join(r.GitDir(), "config"))
-	if string(before) != string(after) {
-		t.Fatalf("config changed:\n%s", after)
-	}
-	if err := r.RemoveWorktree(ctx, dir); err != nil {
-		t.Fatal(err)
-	}
-	out, _ := r.run(ctx, cmd{}, "worktree", "list")
-	if strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
-		t.Fatalf("worktree still listed:\n%s", out)
+	if _, err := r.ReplaceDir(ctx, c, "skills/s", []TreeEntry{{Path: "x", Hash: blobs[0]}, {Path: "x/y", Hash: blobs[0]}}); err == nil {
+		t.Error("a path that is both a file and a directory was written")
 	}
 }
 
@@ -218,5 +265,66 @@ func TestTreeOfInProcessMatchesGit(t *testing.T) {
 	}
 	if _, err := r.TreeOf(ctx, "0123456789012345678901234567890123456789", ""); err == nil {
 		t.Error("TreeOf of a missing object succeeded")
+	}
+}
+
+// The in-process first-parent walks answer as git's rev-list does, merges
+// that bring a change in through their second parent included.
+func TestFirstParentWalksMatchGit(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	root := commitFile(t, r, "", "lib/a.md", "a\n")
+	c1 := commitFile(t, r, root, "other.md", "o\n")
+	side := commitFile(t, r, c1, "lib/b.md", "b\n")
+	tree, err := r.TreeOf(ctx, side, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	merge, err := r.CommitTree(ctx, CommitTreeRequest{Tree: tree, Parents: []Hash{c1, side}, Message: "merge\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := commitFile(t, r, merge, "lib/a.md", "a2\n")
+	gitList := func(args ...string) string {
+		out, err := r.run(ctx, cmd{}, append([]string{"rev-list", "--first-parent"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(out)), " ")
+	}
+	for _, c := range []struct {
+		from Hash
+		max  int
+	}{{"", 0}, {"", 2}, {root, 0}, {c1, 0}, {c1, 1}, {top, 0}, {side, 0}} {
+		got, err := r.FirstParents(ctx, top, c.from, c.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{string(top)}
+		if c.from != "" {
+			args = []string{string(c.from) + ".." + string(top)}
+		}
+		if c.max > 0 {
+			args = append([]string{fmt.Sprintf("--max-count=%d", c.max)}, args...)
+		}
+		var names []string
+		for _, h := range got {
+			names = append(names, string(h))
+		}
+		if want := gitList(args...); strings.Join(names, " ") != want {
+			t.Errorf("FirstParents(top, %.7s, %d) = %v, git says %s", c.from, c.max, names, want)
+		}
+		if c.from == "" || c.max > 0 {
+			continue
+		}
+		for _, paths := range [][]string{nil, {"lib"}, {"lib/b.md"}, {"other.md"}, {"nope", "lib/a.md"}} {
+			n, err := r.CountCommits(ctx, c.from, top, paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"--count", string(c.from) + ".." + string(top), "--"}, literal(paths)...)
+			if want := gitList(args...); fmt.Sprint(n) != want {
+				t.Errorf("CountCommits(%.7s..top, %v) = %d, git says %s", c.from, paths, n, want)
+			}
+		}
 	}
 }

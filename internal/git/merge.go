@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -33,7 +34,37 @@ func (e *MergeConflictError) Error() string {
 // them). It runs with its working directory in the descent scratch
 // directory, so a driver's temporary files never appear in the user's tree.
 // A conflicted merge returns a *MergeConflictError.
+//
+// Each merge is computed once per Repo: its commits never change, nor,
+// during a run, do the attributes and the drivers they name (a solo
+// proposal is merged by the split stage and again for its gate).
 func (r *Repo) MergeTree(ctx context.Context, req MergeTreeRequest) (Hash, error) {
+	key := string(req.Ours) + ".." + string(req.Theirs)
+	if m, ok := r.merges.Load(key); ok {
+		return m.(merged).result()
+	}
+	tree, err := r.mergeTree(ctx, req)
+	var conflict *MergeConflictError
+	if err == nil || errors.As(err, &conflict) {
+		r.merges.Store(key, merged{tree, conflict})
+	}
+	return tree, err
+}
+
+// merged is a MergeTree result kept.
+type merged struct {
+	tree     Hash
+	conflict *MergeConflictError
+}
+
+func (m merged) result() (Hash, error) {
+	if m.conflict != nil {
+		return m.tree, &MergeConflictError{Tree: m.conflict.Tree, Paths: append([]string(nil), m.conflict.Paths...)}
+	}
+	return m.tree, nil
+}
+
+func (r *Repo) mergeTree(ctx context.Context, req MergeTreeRequest) (Hash, error) {
 	env := []string{"GIT_DIR=" + r.gitDir}
 	out, code, err := r.runCode(ctx, cmd{dir: r.tmpDir(), env: env, okCodes: []int{1}},
 		"merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", string(req.Ours), string(req.Theirs))

@@ -13,6 +13,7 @@ import (
 var readOnlySubcommands = map[string]bool{
 	"cat-file":     true,
 	"check-attr":   true,
+	"check-ignore": true,
 	"diff":         true,
 	"diff-tree":    true,
 	"for-each-ref": true,

@@ -124,23 +124,6 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b Hash) (bool, error) {
 	return code == 0, nil
 }
 
-// CountCommits counts the first-parent commits in from..to that change any
-// of paths (all commits when paths is empty).
-func (r *Repo) CountCommits(ctx context.Context, from, to Hash, paths []string) (int, error) {
-	args := []string{"rev-list", "--count", "--first-parent", string(from) + ".." + string(to)}
-	if len(paths) > 0 {
-		args = append(args, "--")
-		args = append(args, literal(paths)...)
-	}
-	out, err := r.run(ctx, cmd{}, args...)
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	_, err = fmt.Sscan(strings.TrimSpace(string(out)), &n)
-	return n, err
-}
-
 // literal turns paths into literal pathspecs, so that no character in a
 // user's path is read as pathspec magic.
 func literal(paths []string) []string {

@@ -76,10 +76,14 @@ func (r *Repo) withGoGit(f func(*gogit.Repository) error) error {
 // without storing it.
 const EmptyTree Hash = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-// ReadTree lists every file below a tree, recursively, in git's order.
+// ReadTree lists every file below a tree, recursively, in git's order. The
+// slice is the caller's.
 func (r *Repo) ReadTree(ctx context.Context, tree Hash) ([]TreeEntry, error) {
 	if tree == EmptyTree {
 		return nil, nil
+	}
+	if entries, ok := r.cache.tree(tree); ok {
+		return append([]TreeEntry(nil), entries...), nil
 	}
 	var entries []TreeEntry
 	err := r.withGoGit(func(gg *gogit.Repository) error {
@@ -107,11 +111,16 @@ func (r *Repo) ReadTree(ctx context.Context, tree Hash) ([]TreeEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", tree.Short(), err)
 	}
+	r.cache.putTree(tree, append([]TreeEntry(nil), entries...))
 	return entries, nil
 }
 
-// ReadBlob returns the content of a blob.
+// ReadBlob returns the content of a blob, which the caller must not modify
+// (it may be shared with other callers).
 func (r *Repo) ReadBlob(ctx context.Context, blob Hash) ([]byte, error) {
+	if data, ok := r.cache.blob(blob); ok {
+		return data, nil
+	}
 	var data []byte
 	err := r.withGoGit(func(gg *gogit.Repository) error {
 		b, err := gg.BlobObject(plumbing.NewHash(string(blob)))
@@ -129,6 +138,8 @@ func (r *Repo) ReadBlob(ctx context.Context, blob Hash) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", blob.Short(), err)
 	}
+	data = data[:len(data):len(data)] // an append copies
+	r.cache.putBlob(blob, data)
 	return data, nil
 }
 
