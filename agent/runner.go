@@ -118,11 +118,42 @@ func (c *CLI) read(stdout []byte) (Result, float64, int64, error) {
 	return r, cost, unpriced, err
 }
 
+// A prompt reaches an agent on stdin and in a file (DESCENT_PROMPT_FILE,
+// {{prompt_file}}). The kernel caps one argument or environment string at
+// 128 KiB and all of them together at a few MiB, so the environment holds
+// only prompts up to maxEnvPrompt, and {{prompt}} on a command line one up
+// to maxArgPrompt: a longer one there is a configuration the task cannot
+// run under, and stops the run saying so.
+const (
+	maxEnvPrompt = 32 << 10
+	maxArgPrompt = 100 << 10
+)
+
+// usesPrompt reports whether a command template names {{prompt}}.
+func usesPrompt(tmpl string) bool {
+	for _, m := range placeholder.FindAllStringSubmatch(tmpl, -1) {
+		if m[1] == "prompt" {
+			return true
+		}
+	}
+	return false
+}
+
 // Run implements Runner.
 func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 	outFile := filepath.Join(req.Control, "output")
+	promptFile := filepath.Join(req.Control, "prompt.txt")
+	if len(req.Prompt) > maxArgPrompt && usesPrompt(e.Command) {
+		return Response{}, &InfraError{Fatal: true, Err: fmt.Errorf(
+			"task %q: its prompt is %d KiB, too long for {{prompt}} on a command line (at most %d KiB): read it from {{prompt_file}}, $DESCENT_PROMPT_FILE or stdin instead",
+			req.TaskID, len(req.Prompt)>>10, maxArgPrompt>>10)}
+	}
+	if err := os.WriteFile(promptFile, []byte(req.Prompt), 0o644); err != nil {
+		return Response{}, err
+	}
 	vars := map[string]string{
 		"prompt":      req.Prompt,
+		"prompt_file": promptFile,
 		"task_id":     req.TaskID,
 		"repeat":      strconv.Itoa(req.Repeat),
 		"task_file":   req.TaskFile,
@@ -136,7 +167,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	set := map[string]string{
-		"DESCENT_PROMPT":      req.Prompt,
+		"DESCENT_PROMPT_FILE": promptFile,
 		"DESCENT_TASK_ID":     req.TaskID,
 		"DESCENT_REPEAT":      strconv.Itoa(req.Repeat),
 		"DESCENT_TASK_FILE":   req.TaskFile,
@@ -145,6 +176,9 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		"DESCENT_OUTPUT_FILE": outFile,
 		"DESCENT_LIBRARY":     req.Library,
 		"DESCENT_FILES":       strings.Join(req.Files, string(os.PathListSeparator)),
+	}
+	if len(req.Prompt) <= maxEnvPrompt {
+		set["DESCENT_PROMPT"] = req.Prompt
 	}
 	isolate(set, req.Control, e.Allow)
 	spec := sandbox.Spec{
@@ -183,11 +217,11 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 }
 
 // processFailure returns the transient InfraError for an agent process that
-// never gave an answer of its own: it could not start (say, the prompt was
-// too large to pass), its shell found no command (exit 127) or could not
-// run it (126), it was killed by a signal, it ran out of time, or it was
-// stopped waiting for the network. It
-// returns nil for anything else, including an ordinary failing exit.
+// never gave an answer of its own: it could not start (say, its
+// environment was too large to pass), its shell found no command (exit 127)
+// or could not run it (126), it was killed by a signal, it ran out of time,
+// or it was stopped waiting for the network. It returns nil for anything
+// else, including an ordinary failing exit.
 func processFailure(err error) *InfraError {
 	var exit *sandbox.ExitError
 	var start *sandbox.StartError

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,26 +132,22 @@ func TestExecRunFailure(t *testing.T) {
 
 // A process that never answered for itself is an infrastructure failure
 // (transient: retried, never scored): its command not found (127), not
-// runnable (126), killed, timed out, or unable to start at all, as when
-// the prompt is too large to pass. A failing exit of its own is not.
+// runnable (126), killed, timed out, or unable to start at all. A failing
+// exit of its own is not (and a prompt too long for {{prompt}} is a
+// configuration that stops the run: TestExecRunLongPrompt).
 func TestExecRunInfrastructureFailures(t *testing.T) {
 	for _, c := range []struct {
 		name, command string
-		prompt        string
 		infra         bool
 	}{
-		{"not found", "no-such-agent-xyz", "", true},
-		{"not runnable", "/dev/null", "", true},
-		{"killed", "kill -9 $$", "", true},
-		{"timed out", "sleep 5", "", true},
-		{"prompt too large", "echo {{prompt}}", strings.Repeat("x", 3<<20), true},
-		{"its own failure", "exit 3", "", false},
+		{"not found", "no-such-agent-xyz", true},
+		{"not runnable", "/dev/null", true},
+		{"killed", "kill -9 $$", true},
+		{"timed out", "sleep 5", true},
+		{"its own failure", "exit 3", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req := newRequest(t)
-			if c.prompt != "" {
-				req.Prompt = c.prompt
-			}
 			_, err := (&Exec{Command: c.command, Timeout: 200 * time.Millisecond}).Run(context.Background(), req)
 			var infra *InfraError
 			if got := errors.As(err, &infra); got != c.infra || got && infra.Fatal {
@@ -175,5 +172,36 @@ func TestExecRunBadTemplate(t *testing.T) {
 	req := newRequest(t)
 	if _, err := (&Exec{Command: "agent {{answer}}"}).Run(context.Background(), req); err == nil || !strings.Contains(err.Error(), "{{answer}}") {
 		t.Errorf("Run with an unknown placeholder = %v", err)
+	}
+}
+
+// A prompt too long for the environment or a command line still reaches the
+// agent, on stdin and in DESCENT_PROMPT_FILE; {{prompt}} with one stops the
+// run with the fix, instead of failing to start every time.
+func TestExecRunLongPrompt(t *testing.T) {
+	req := newRequest(t)
+	req.Prompt = strings.Repeat("long prompt ", 200<<10/12) // 200 KiB
+	for _, command := range []string{`wc -c`, `wc -c < "$DESCENT_PROMPT_FILE"`, `wc -c < {{prompt_file}}`, `printf %s "${DESCENT_PROMPT:-none}"`} {
+		resp, err := (&Exec{Command: command}).Run(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", command, err)
+		}
+		want := fmt.Sprint(len(req.Prompt))
+		if strings.Contains(command, "DESCENT_PROMPT:-") {
+			want = "none" // too long for the environment
+		}
+		if strings.TrimSpace(resp.Output) != want {
+			t.Errorf("%s: output %q, want %s", command, resp.Output, want)
+		}
+	}
+	_, err := (&Exec{Command: `printf %s {{prompt}} | wc -c`}).Run(context.Background(), req)
+	var infra *InfraError
+	if !errors.As(err, &infra) || !infra.Fatal || !strings.Contains(err.Error(), "too long for {{prompt}} on a command line") || !strings.Contains(err.Error(), "{{prompt_file}}") {
+		t.Fatalf("{{prompt}} with a 200 KiB prompt: %v", err)
+	}
+	req.Prompt = "short"
+	resp, err := (&Exec{Command: `printf %s "$DESCENT_PROMPT"`}).Run(context.Background(), req)
+	if err != nil || resp.Output != "short" {
+		t.Fatalf("short prompt in the environment: %q, %v", resp.Output, err)
 	}
 }

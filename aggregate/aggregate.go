@@ -136,8 +136,9 @@ func (r *RoundResult) Committed() int {
 // each candidate against dev, commits the accepted ones, considers
 // promotion, and records every decision (others holds decisions the workers
 // already made, e.g. invalid edits). Each commit to dev is recorded in the
-// journal in the same transaction; when someone else moved dev meanwhile,
-// that candidate alone is gated again on the new dev.
+// journal in the same transaction. A dev or stable that something other
+// than git-descent moved (not where the journal left it) is never built on:
+// the round stops with a *ledger.MovedError.
 func (a *Aggregator) Round(ctx context.Context, subs []*Submission, others []ledger.Decision) (*RoundResult, error) {
 	return a.round(ctx, subs, others)
 }

@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,9 +76,10 @@ func newFixture(t *testing.T, skill string, validation ...string) *fixture {
 	ctx, repo := gittest.NewRepo(t)
 	f := &fixture{t: t, ctx: ctx, repo: repo}
 	// The test binary stands in for `git-descent merge-driver` (see
-	// TestDriverProcess), routed to the library's files as init does.
-	t.Setenv(driverEnv, "1")
-	driver := os.Args[0] + " -test.run=^TestDriverProcess$ -- %O %A %B %L %P"
+	// TestDriverProcess), routed to the library's files as init does. git
+	// gets only the environment it needs, so the driver's command sets the
+	// variable that makes the binary a driver.
+	driver := driverEnv + "=1 " + os.Args[0] + " -test.run=^TestDriverProcess$ -- %O %A %B %L %P"
 	if err := repo.ConfigSet(ctx, "", "merge.descent.driver", driver); err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +159,21 @@ func (f *fixture) round(subs ...*Submission) *RoundResult {
 		f.t.Fatal(err)
 	}
 	return res
+}
+
+// moveDev moves dev from one commit to another as git-descent does: with a
+// journal record (another aggregator's, say).
+func (f *fixture) moveDev(from, to git.Hash) {
+	f.t.Helper()
+	j := ledger.OpenJournal(f.repo, "s")
+	head, err := j.Head(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := j.Record(f.ctx, head, ledger.Entry{State: head.State, Message: "test: move dev\n",
+		Moves: []ledger.Move{{Ref: "refs/heads/descent/s/dev", From: from, To: to}}}); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 func (f *fixture) skill(rev string) string {
@@ -271,9 +288,10 @@ func TestRoundGateRejects(t *testing.T) {
 	}
 }
 
-// When dev moves while the round measures, the compare-and-swap loses and
-// the round is redone on the new dev; nothing is overwritten.
-func TestRoundRetriesLostCompareAndSwap(t *testing.T) {
+// A dev moved by something other than git-descent (here while the round
+// measures) is never built on: the round stops with the ref named, and
+// nothing is decided on it.
+func TestRoundRefusesDevMovedOutside(t *testing.T) {
 	f := newFixture(t, "rules:\nend\n", "A", "A", "B")
 	a := f.propose("1", "rules:\nA\nend\n", 0, 1)
 	var other git.Hash
@@ -283,24 +301,24 @@ func TestRoundRetriesLostCompareAndSwap(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	res := f.round(a)
-	parents, err := f.repo.Parents(f.ctx, res.Verdicts[0].Merge)
-	if err != nil {
-		t.Fatal(err)
+	_, err := f.agg.Round(f.ctx, []*Submission{a}, nil)
+	var moved *ledger.MovedError
+	if !errors.As(err, &moved) || moved.Ref != "refs/heads/descent/s/dev" || moved.Want != f.start || moved.Got != other {
+		t.Fatalf("round = %v, want dev moved from %s to %s", err, f.start.Short(), other.Short())
 	}
-	if len(parents) != 2 || parents[0] != other {
-		t.Fatalf("merge parents = %v, want the moved dev %s first", parents, other.Short())
+	if ds, err := ledger.OpenJournal(f.repo, "s").DecisionsFor(f.ctx, a.Proposal.Commit); !errors.Is(err, ledger.ErrNoDecision) {
+		t.Fatalf("decisions on a moved dev: %+v, %v", ds, err)
 	}
-	if got, want := f.skill("refs/heads/descent/s/dev"), "rules:\nA\nend\nB\n"; got != want {
-		t.Fatalf("dev SKILL.md = %q, want %q", got, want)
+	// The next round refuses it too, before measuring anything.
+	if _, err := f.agg.Round(f.ctx, []*Submission{a}, nil); !errors.As(err, &moved) {
+		t.Fatalf("next round = %v", err)
 	}
 }
 
-// When dev moves after a round has already committed a candidate, only
-// what was not yet committed is decided again: the committed proposal stays
-// committed (never re-decided as a duplicate of itself), and the commit
-// count holds both merges.
-func TestRoundLostCompareAndSwapKeepsEarlierCommits(t *testing.T) {
+// When dev is moved outside after a round has committed a candidate, the
+// commit stands, recorded; the round stops before the next one, and the
+// journal still says where git-descent left dev.
+func TestRoundDevMovedOutsideKeepsEarlierCommits(t *testing.T) {
 	f := newFixture(t, "top\nrules:\nend\n", "A", "B")
 	// No gain in their own evidence: each is gated alone, A first.
 	a := f.propose("1", "top\nrules:\nA\nend\n", 0, 0)
@@ -312,33 +330,31 @@ func TestRoundLostCompareAndSwapKeepsEarlierCommits(t *testing.T) {
 			return // A is not merged yet
 		}
 		once.Do(func() {
-			// Someone else moves dev while B is being gated.
 			other := f.commit(dev, "x\ntop\nrules:\nA\nend\n")
 			if err := f.repo.SetRef(f.ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/dev", Hash: other, OldHash: dev}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
-	f.round(a, b)
+	_, err := f.agg.Round(f.ctx, []*Submission{a, b}, nil)
+	var moved *ledger.MovedError
+	if !errors.As(err, &moved) {
+		t.Fatalf("round = %v, want dev moved", err)
+	}
 	j := ledger.OpenJournal(f.repo, "s")
-	for _, s := range []*Submission{a, b} {
-		ds, err := j.DecisionsFor(f.ctx, s.Proposal.Commit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ds) != 1 || ds[0].Outcome != ledger.Committed {
-			t.Errorf("w%s: decisions = %+v, want one committed", s.Proposal.Worker, ds)
-		}
+	ds, err := j.DecisionsFor(f.ctx, a.Proposal.Commit)
+	if err != nil || len(ds) != 1 || ds[0].Outcome != ledger.Committed {
+		t.Fatalf("A: decisions = %+v, %v; want one committed", ds, err)
+	}
+	if ds, err := j.DecisionsFor(f.ctx, b.Proposal.Commit); !errors.Is(err, ledger.ErrNoDecision) {
+		t.Fatalf("B: decisions = %+v, %v; want none", ds, err)
 	}
 	head, err := j.Head(f.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if head.State.Commits != 2 || head.State.Round != 1 {
-		t.Errorf("state: %d commits in round %d, want 2 in round 1", head.State.Commits, head.State.Round)
-	}
-	if got, want := f.skill("refs/heads/descent/s/dev"), "x\ntop\nrules:\nA\nend\nB\n"; got != want {
-		t.Errorf("dev SKILL.md = %q, want %q", got, want)
+	if head.State.Heads.Dev != moved.Want || head.State.Heads.Dev != ds[0].Merge {
+		t.Errorf("journal heads %+v, the moved error wants %s, A merged as %s", head.State.Heads, moved.Want.Short(), ds[0].Merge.Short())
 	}
 }
 

@@ -44,39 +44,23 @@ func lostRef(err error, ref string) bool {
 	return errors.As(err, &lost) && lost.Ref == ref
 }
 
-// devMovedError is dev moving between the gate and the commit of a
-// candidate: the candidate is merged and gated again on the new dev.
-type devMovedError struct{ err error }
-
-func (e *devMovedError) Error() string { return e.err.Error() }
-
-func (e *devMovedError) Unwrap() error { return e.err }
-
-// maxLost is how many compare-and-swaps on dev a round may lose (someone
-// else moving dev meanwhile) before it gives up.
-const maxLost = 3
-
-// retryOnNewDev reads dev after a lost compare-and-swap, for the candidate
-// to be gated again on it.
-func (a *Aggregator) retryOnNewDev(ctx context.Context, d *decider, res *RoundResult, lost error) error {
-	d.lost++
-	if d.lost > maxLost {
-		return fmt.Errorf("aggregate %s: gave up after %d lost compare-and-swaps on %s: %w", a.Library.Name, maxLost, ledger.Short(a.refs.Dev()), lost)
-	}
-	dev, err := a.Repo.ResolveRef(ctx, a.refs.Dev())
+// movedOutside reports dev or stable moved by something other than
+// git-descent (a *ledger.MovedError), or the error reading the journal;
+// nil when both are where the journal left them.
+func (a *Aggregator) movedOutside(ctx context.Context) error {
+	head, err := a.journal.Head(ctx)
 	if err != nil {
 		return err
 	}
-	a.Log.Warn("dev moved while gating; gating again on the new dev", "ref", a.refs.Dev(), "dev", dev.Short())
-	res.Dev = dev
-	return nil
+	return ledger.CheckHeads(ctx, a.Repo, a.Library.Name, head)
 }
 
 // commit records the gate's verdict on every member of a candidate and,
 // when it accepted, merges them into dev as one commit, recorded in the
 // journal with their decisions in the same transaction. It returns the
-// merge commit, or zero when the gate rejected; a *devMovedError, with
-// nothing decided, when someone else moved dev since it was read. A
+// merge commit, or zero when the gate rejected; a *ledger.MovedError, with
+// nothing decided, when something other than git-descent moved dev since it
+// was read. A
 // rejected single proposal whose evidence is promising is recorded as such
 // and kept for pooling; a rejected fusion of several is left undecided for
 // its members to be gated alone (solos).
@@ -109,7 +93,9 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 	if err != nil {
 		d.restore(saved)
 		if lostRef(err, a.refs.Dev()) {
-			return "", &devMovedError{err}
+			if moved := a.movedOutside(ctx); moved != nil {
+				return "", moved
+			}
 		}
 		return "", err
 	}

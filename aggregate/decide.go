@@ -33,7 +33,6 @@ type decider struct {
 	refiled []*Submission              // the round's re-filed and repaired proposals, queued until decided
 	head    ledger.JournalHead         // the journal as this round last wrote it
 	written map[string]ledger.Decision // decisions the journal holds, by ID
-	lost    int                        // compare-and-swaps on dev lost this round
 }
 
 // decisions is what a round has decided: its list and queues, saved

@@ -73,9 +73,7 @@ func (f *fixture) advance(n int, line string) {
 	for i := 0; i < n; i++ {
 		dev, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
 		c := f.commit(dev, f.skill(string(dev))+line+"\n")
-		if err := f.repo.SetRef(f.ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/dev", Hash: c, OldHash: dev}); err != nil {
-			f.t.Fatal(err)
-		}
+		f.moveDev(dev, c)
 	}
 }
 
@@ -234,9 +232,7 @@ func TestPromoteAndRollback(t *testing.T) {
 	}
 	// A bad commit on dev is rolled back to stable.
 	worse := f.commit(dev, "nothing\n")
-	if err := f.repo.SetRef(f.ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/dev", Hash: worse, OldHash: dev}); err != nil {
-		t.Fatal(err)
-	}
+	f.moveDev(dev, worse)
 	rb, err := f.agg.Rollback(f.ctx)
 	if err != nil || rb.From != worse || rb.To != stable {
 		t.Fatalf("rollback: %+v, %v", rb, err)
@@ -264,9 +260,7 @@ func TestPromoteRefusesWorseDevUnlessForced(t *testing.T) {
 	f := newFixture(t, "rules:\nA\n", "A", "A")
 	dev, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
 	worse := f.commit(dev, "rules:\n")
-	if err := f.repo.SetRef(f.ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/dev", Hash: worse, OldHash: dev}); err != nil {
-		t.Fatal(err)
-	}
+	f.moveDev(dev, worse)
 	if _, err := f.agg.Promote(f.ctx, false); err == nil || !strings.Contains(err.Error(), "below stable's 1.00 (use --force") {
 		t.Fatalf("worse dev: %v", err)
 	}
@@ -326,9 +320,7 @@ func TestAlphaByLayer(t *testing.T) {
 	blob2, _ := f.repo.HashObject(f.ctx, []byte("echo 0\n"))
 	tree2, _ := f.repo.EditTree(f.ctx, base, []git.TreeEdit{{Path: "skills/s/scripts/run.sh", Hash: blob2}})
 	c, _ := f.repo.CommitTree(f.ctx, git.CommitTreeRequest{Tree: tree2, Parents: []git.Hash{dev}, Message: "dev\n"})
-	if err := f.repo.SetRef(f.ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/dev", Hash: c, OldHash: dev}); err != nil {
-		t.Fatal(err)
-	}
+	f.moveDev(dev, c)
 	res := f.round(&Submission{Proposal: p, Paths: []string{"scripts/run.sh"}})
 	if got := decisionOf(t, res, "1"); got.Outcome != ledger.Stale || got.Alpha != 0 || got.Staleness != 1 {
 		t.Fatalf("L1 staleness: %+v", got)

@@ -86,12 +86,6 @@ func (a *Aggregator) pool(ctx context.Context, d *decider, state *ledger.State, 
 	saved := d.save()
 	d.waiting, d.promising = rest, nil
 	merge, err := a.commit(context.WithoutCancel(ctx), d, state, res.Dev, cur, g, "")
-	var moved *devMovedError
-	if errors.As(err, &moved) {
-		d.restore(saved)
-		a.Log.Warn("dev moved while gating the pooled promising proposals; they keep waiting", "ref", a.refs.Dev())
-		return live, nil
-	}
 	if err != nil {
 		d.restore(saved)
 		return live, err

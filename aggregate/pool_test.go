@@ -100,9 +100,7 @@ func TestPromisingExpires(t *testing.T) {
 	// dev moves: the same line changes another way.
 	dev, _ := g.repo.ResolveRef(g.ctx, "refs/heads/descent/s/dev")
 	moved := g.commit(dev, "mode: other\n")
-	if err := g.repo.SetRef(g.ctx, git.SetRefRequest{Ref: "refs/heads/descent/s/dev", Hash: moved, OldHash: dev}); err != nil {
-		t.Fatal(err)
-	}
+	g.moveDev(dev, moved)
 	res = g.round()
 	if got := decisionOf(t, res, "1"); got.Outcome != ledger.Expired || !strings.Contains(got.Reason, "conflict") {
 		t.Fatalf("after a conflicting dev: %+v", res.Decisions)

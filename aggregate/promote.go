@@ -157,8 +157,11 @@ func (a *Aggregator) Rollback(ctx context.Context) (*ledger.Rollback, error) {
 	return &rb, nil
 }
 
-// heads reads dev and stable.
+// heads reads dev and stable, which must be where the journal left them.
 func (a *Aggregator) heads(ctx context.Context) (dev, stable git.Hash, err error) {
+	if err := a.movedOutside(ctx); err != nil {
+		return "", "", err
+	}
 	if dev, err = a.Repo.ResolveRef(ctx, a.refs.Dev()); err != nil {
 		return "", "", err
 	}

@@ -42,6 +42,9 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 	if err != nil {
 		return nil, err
 	}
+	if err := ledger.CheckHeads(ctx, a.Repo, a.Library.Name, head); err != nil {
+		return nil, err
+	}
 	state := head.State
 	state.Round++
 	dev, err := a.Repo.ResolveRef(ctx, a.refs.Dev())
@@ -112,6 +115,9 @@ func (a *Aggregator) recordRound(ctx context.Context, d *decider, state ledger.S
 	err := a.record(ctx, d, promo.apply(d.checkpoint(state)), msg, promo.move)
 	if !lostRef(err, a.refs.Stable()) {
 		return err
+	}
+	if moved := a.movedOutside(ctx); moved != nil {
+		return moved
 	}
 	a.Log.Warn("stable moved meanwhile; not promoting", "ref", a.refs.Stable())
 	res.Promotion, res.Stable = nil, state.StableScore
@@ -277,8 +283,7 @@ func (a *Aggregator) measureAndPromote(ctx context.Context, state *ledger.State,
 
 // apply decides an evaluated candidate and commits it when accepted. It
 // returns the candidates to evaluate next: a fusion of several that the gate
-// rejects is not decided, its members are evaluated alone; one whose commit
-// lost to someone else moving dev is evaluated again on the new dev.
+// rejects is not decided, its members are evaluated alone.
 func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State, res *RoundResult, e evaluation) ([]*fusion, error) {
 	members, f, v := e.queued.members, e.f, e.v
 	switch {
@@ -315,13 +320,6 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 	}
 	var err error
 	v.Merge, err = a.commit(context.WithoutCancel(ctx), d, state, e.dev, f, v.Gate, v.Oracle)
-	var moved *devMovedError
-	if errors.As(err, &moved) {
-		if err := a.retryOnNewDev(ctx, d, res, err); err != nil {
-			return nil, err
-		}
-		return []*fusion{{members: members}}, nil
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,8 @@ type State struct {
 	Promising []Pending `json:"promising,omitempty"`
 	// Noise is the latest estimate of how reproducible the agent is.
 	Noise *Noise `json:"noise,omitempty"`
+	// Heads is where this record left dev and stable (Record sets it).
+	Heads Heads `json:"heads"`
 }
 
 // Pending is a promising proposal waiting to be pooled.
@@ -187,6 +189,11 @@ type Entry struct {
 // caller read is a *git.RefChangedError naming it; the notes ref, shared by
 // every library, is re-read and retried. It returns the journal's new head.
 func (j *Journal) Record(ctx context.Context, head JournalHead, e Entry) (JournalHead, error) {
+	heads, err := j.heads(ctx, head, e)
+	if err != nil {
+		return JournalHead{}, fmt.Errorf("record journal: %w", err)
+	}
+	e.State.Heads = heads
 	c, err := j.commit(ctx, head, e)
 	if err != nil {
 		return JournalHead{}, fmt.Errorf("record journal: %w", err)

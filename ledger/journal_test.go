@@ -287,6 +287,10 @@ func TestRecordMovesDevWithItsRecord(t *testing.T) {
 	if again, created, err := Start(ctx, repo, "pdf", "0123456789012345678901234567890123456789"); err != nil || len(created) != 0 || again != dev {
 		t.Fatalf("second Start = %s %v %v, want dev %s unchanged", again, created, err, dev)
 	}
+	start, err := j.Head(ctx)
+	if err != nil || start.Commit.IsZero() || start.State.Heads != (Heads{Dev: dev, Stable: dev}) {
+		t.Fatalf("Start's journal = %+v, %v; want heads at %s", start, err, dev.Short())
+	}
 	p := commitFiles(t, ctx, repo, "proposal", map[string]string{"skills/pdf/SKILL.md": "b\n"}, dev)
 	merge := commitFiles(t, ctx, repo, "merge", map[string]string{"skills/pdf/SKILL.md": "b\n"}, dev, p)
 	other := commitFiles(t, ctx, repo, "other", map[string]string{"skills/pdf/SKILL.md": "c\n"}, dev)
@@ -297,24 +301,36 @@ func TestRecordMovesDevWithItsRecord(t *testing.T) {
 	if err := repo.SetRef(ctx, git.SetRefRequest{Ref: devRef, Hash: other, OldHash: dev}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = j.Record(ctx, JournalHead{}, Entry{State: State{Round: 1}, Decisions: ds, Message: "round 1\n", Moves: []Move{{Ref: devRef, From: dev, To: merge}}})
+	_, err = j.Record(ctx, start, Entry{State: State{Round: 1}, Decisions: ds, Message: "round 1\n", Moves: []Move{{Ref: devRef, From: dev, To: merge}}})
 	var lost *git.RefChangedError
 	if !errors.As(err, &lost) || lost.Ref != devRef {
 		t.Fatalf("Record with a stale dev = %v, want a lost race on %s", err, devRef)
 	}
-	for _, ref := range []string{j.ref, NotesRef} {
-		if h, _ := resolveOrZero(ctx, repo, ref); !h.IsZero() {
-			t.Errorf("%s = %s after a lost transaction, want none", ref, h)
-		}
+	if h, _ := resolveOrZero(ctx, repo, NotesRef); !h.IsZero() {
+		t.Errorf("notes = %s after a lost transaction, want none", h)
+	}
+	if h, _ := resolveOrZero(ctx, repo, j.ref); h != start.Commit {
+		t.Errorf("journal = %s after a lost transaction, want Start's %s", h, start.Commit.Short())
+	}
+	// Start, and CheckHeads, see that dev is not where the journal left it.
+	var moved *MovedError
+	if _, _, err := Start(ctx, repo, "pdf", dev); !errors.As(err, &moved) || moved.Ref != devRef || moved.Want != dev || moved.Got != other {
+		t.Fatalf("Start after dev moved outside = %v", err)
 	}
 
 	// From the dev it read: the notes join those another library wrote.
 	if _, err := OpenJournal(repo, "other").Record(ctx, JournalHead{}, Entry{State: State{Round: 1}, Decisions: []Decision{{ID: string(other), Proposal: other, Library: "other", Round: 1, Outcome: Rejected}}, Message: "r\n"}); err != nil {
 		t.Fatal(err)
 	}
-	head, err := j.Record(ctx, JournalHead{}, Entry{State: State{Round: 1}, Decisions: ds, Message: "round 1\n", Moves: []Move{{Ref: devRef, From: other, To: merge}}})
+	head, err := j.Record(ctx, start, Entry{State: State{Round: 1}, Decisions: ds, Message: "round 1\n", Moves: []Move{{Ref: devRef, From: other, To: merge}}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if head.State.Heads != (Heads{Dev: merge, Stable: dev}) {
+		t.Errorf("heads after the record = %+v, want dev %s stable %s", head.State.Heads, merge.Short(), dev.Short())
+	}
+	if err := CheckHeads(ctx, repo, "pdf", head); err != nil {
+		t.Error(err)
 	}
 	if got := resolve(t, ctx, repo, devRef); got != merge {
 		t.Errorf("dev = %s, want %s", got, merge)

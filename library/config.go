@@ -274,6 +274,10 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 		l.MaxLines, err = strconv.Atoi(v)
 	case "max-changed-files":
 		l.MaxFiles, err = strconv.Atoi(v)
+	case "max-file-size":
+		l.MaxFileSize, err = parseSize(v)
+	case "binary":
+		l.Binary, err = strconv.ParseBool(v)
 	case "staleness":
 		if v != StalenessFull && v != StalenessGuarded && v != StalenessReflective {
 			return fmt.Errorf("must be %s, %s or %s", StalenessFull, StalenessGuarded, StalenessReflective)
@@ -308,7 +312,7 @@ var Keys = append([]string{"path", "evals", "split", "seed", "layout", "run", "t
 	"score-command", "proposer", "propose-timeout", "env", "offline-timeout", "login", "frozen", "guarded", "hide",
 	"minibatch", "delta", "delta-floor", "anneal", "promote-after",
 	"repeats", "max-repeats", "gate", "promising-rounds", "validation", "fingerprint",
-	"max-regressions", "max-changed-lines", "max-changed-files",
+	"max-regressions", "max-changed-lines", "max-changed-files", "max-file-size", "binary",
 	"staleness", "alpha", "alpha-l1", "hot-changes", "refile-limit",
 	"oracle", "oracle-timeout", "fusion-tournament"}, ProviderKeys...)
 
@@ -319,3 +323,25 @@ const (
 	RunnerClaude = "claude" // Claude Code (`claude -p`)
 	RunnerCodex  = "codex"  // Codex (`codex exec`)
 )
+
+// parseSize reads a number of bytes, with an optional k, m or g (KiB, MiB,
+// GiB): "65536", "512k", "1m".
+func parseSize(v string) (int64, error) {
+	mult := int64(1)
+	switch strings.ToLower(v[len(v)-min(len(v), 1):]) {
+	case "k":
+		mult = 1 << 10
+	case "m":
+		mult = 1 << 20
+	case "g":
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		v = v[:len(v)-1]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("must be a positive number of bytes, optionally with k, m or g (e.g. 1m)")
+	}
+	return n * mult, nil
+}

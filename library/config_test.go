@@ -57,6 +57,7 @@ func TestLoadAll(t *testing.T) {
 	// Keys the file leaves out keep New's defaults.
 	def := New("x")
 	pdf.Repeats, pdf.MaxLines, pdf.MaxFiles, pdf.Staleness = def.Repeats, def.MaxLines, def.MaxFiles, def.Staleness
+	pdf.MaxFileSize = def.MaxFileSize
 	pdf.Alpha, pdf.AlphaL1, pdf.HotChanges, pdf.RefileLimit, pdf.OracleTimeout = def.Alpha, def.AlphaL1, def.HotChanges, def.RefileLimit, def.OracleTimeout
 	pdf.OfflineTimeout, pdf.Login = def.OfflineTimeout, def.Login
 	pdf.MaxRepeats, pdf.Gate, pdf.PromisingRounds, pdf.Validation = def.MaxRepeats, def.Gate, def.PromisingRounds, def.Validation
@@ -93,7 +94,7 @@ func TestEveryKeyParses(t *testing.T) {
 		"staleness": "reflective", "alpha": "2", "alpha-l1": "0", "hot-changes": "3", "refile-limit": "2",
 		"oracle-timeout": "1m", "fusion-tournament": "true", "temperature": "0.7",
 		"max-repeats": "5", "gate": "mean", "promising-rounds": "4", "validation": "cross",
-		"offline-timeout": "30s", "login": "user"}
+		"offline-timeout": "30s", "login": "user", "max-file-size": "512k", "binary": "true"}
 	for _, k := range Keys {
 		v, ok := valid[k]
 		if !ok {
@@ -251,5 +252,18 @@ func TestProviderSettings(t *testing.T) {
 	setConfig(t, repo, "descent.base-url=not a url")
 	if _, err := LoadAll(ctx, repo); err == nil || !strings.Contains(err.Error(), `descent.base-url = "not a url": must be an http or https URL`) {
 		t.Errorf("bad base-url: %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for v, want := range map[string]int64{"65536": 65536, "512k": 512 << 10, "1M": 1 << 20, "2g": 2 << 30} {
+		if got, err := parseSize(v); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"", "0", "-1", "1.5m", "m", "ten"} {
+		if got, err := parseSize(v); err == nil {
+			t.Errorf("parseSize(%q) = %d, want an error", v, got)
+		}
 	}
 }

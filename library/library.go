@@ -72,6 +72,8 @@ type Library struct {
 	MaxRegressions int      // tasks dev always passes that a candidate may fail
 	MaxLines       int      // trust region: changed lines per proposal (0: no limit)
 	MaxFiles       int      // trust region: changed files per proposal (0: no limit)
+	MaxFileSize    int64    // bytes a file a proposal writes may hold
+	Binary         bool     // a proposal may write binary files (a NUL in its first 8000 bytes)
 
 	Staleness   string // full, guarded or reflective
 	Alpha       int    // staleness tolerated for L2 files (guarded)
@@ -135,6 +137,7 @@ const (
 	DefaultPromoteAfter = 3
 	DefaultMaxLines     = 400
 	DefaultMaxFiles     = 8
+	DefaultMaxFileSize  = 1 << 20
 	DefaultAlpha        = 3
 	DefaultAlphaL1      = 1
 	DefaultHotChanges   = 4
@@ -180,6 +183,7 @@ func New(p string) *Library {
 		Validation:      ValidationAuto,
 		MaxLines:        DefaultMaxLines,
 		MaxFiles:        DefaultMaxFiles,
+		MaxFileSize:     DefaultMaxFileSize,
 		Staleness:       StalenessGuarded,
 		Alpha:           DefaultAlpha,
 		AlphaL1:         DefaultAlphaL1,

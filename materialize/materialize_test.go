@@ -112,10 +112,12 @@ func TestSeatCapturesAndRefusesEdits(t *testing.T) {
 		{"a .git directory", func() { write(t, filepath.Join(skill, "sub", ".Git", "config"), "x") }, "names with control characters or a .git directory are not allowed", ""},
 		{"a fifo", func() { must(t, syscall.Mkfifo(filepath.Join(skill, "pipe"), 0o644)) }, "only regular files are allowed", ""},
 		{"ignored files are left out", func() { write(t, filepath.Join(skill, "cache.pyc"), "x") }, "", ""},
-		{"deleted and re-moded", func() {
-			must(t, os.Remove(filepath.Join(skill, "SKILL.md")))
-			must(t, os.Chmod(filepath.Join(skill, "scripts", "run.sh"), 0o644))
-		}, "", "SKILL.md,scripts/run.sh"},
+		{"deleted", func() { must(t, os.Remove(filepath.Join(skill, "SKILL.md"))) }, "", "SKILL.md"},
+		{"re-moded", func() { must(t, os.Chmod(filepath.Join(skill, "scripts", "run.sh"), 0o644)) }, "mode changes are not allowed", ""},
+		{"too big", func() { write(t, filepath.Join(skill, "big.md"), strings.Repeat("x", 1<<20+1)) }, "files over 1048576 bytes are not allowed (max-file-size)", ""},
+		{"binary", func() { write(t, filepath.Join(skill, "blob.md"), "a\x00b") }, "binary files are not allowed (binary = true allows them)", ""},
+		{"names that differ in case", func() { write(t, filepath.Join(skill, "skill.md"), "x") }, "names that differ only in case are not allowed", ""},
+		{"directories that differ in case", func() { write(t, filepath.Join(skill, "Scripts", "b.sh"), "x") }, "names that differ only in case are not allowed", ""},
 		{"valid", func() {
 			write(t, filepath.Join(skill, "SKILL.md"), "# S\nmore\n")
 			write(t, filepath.Join(skill, "new dir", "new.md"), "n\n")
@@ -188,6 +190,27 @@ func TestSeatCapturesAndRefusesEdits(t *testing.T) {
 	if _, err := seat.Capture(ctx); !errors.Is(err, ErrNoChange) {
 		t.Errorf("after Reset: %v, want ErrNoChange", err)
 	}
+	// Deleting the whole library is refused (here with nothing frozen), and
+	// a library may allow binary files.
+	open := library.New("skills/s")
+	open.Frozen, open.Binary = nil, true
+	free, err := NewSeat(repo, open, t.TempDir(), "w2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free.Remove()
+	must(t, free.Reset(ctx, head))
+	write(t, filepath.Join(free.SkillDir(), "blob.md"), "a\x00b")
+	if edit, err := free.Capture(ctx); err != nil || strings.Join(edit.Paths, ",") != "blob.md" {
+		t.Errorf("binary allowed: %v, %v", edit.Paths, err)
+	}
+	must(t, free.Reset(ctx, head))
+	must(t, os.RemoveAll(free.SkillDir()))
+	var invalid *InvalidEditError
+	if _, err := free.Capture(ctx); !errors.As(err, &invalid) || invalid.Reason != "the edit deletes the whole library" {
+		t.Errorf("library deleted: %v", err)
+	}
+
 	// The user's working tree and index are untouched by all of this.
 	dirty, err := repo.DirtyPaths(ctx, ".")
 	if err != nil || len(dirty) != 0 {

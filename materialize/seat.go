@@ -1,6 +1,7 @@
 package materialize
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,11 +142,16 @@ func (s *Seat) clear() (map[string]bool, error) {
 // diskFile is one non-directory entry in the seat. Regular files inside
 // the library and links carry the blob name their content has.
 type diskFile struct {
-	path string // relative to the seat, slash-separated
-	mode git.Mode
-	hash git.Hash
-	odd  bool // neither a regular file nor a link (a fifo, a socket, a device)
+	path   string // relative to the seat, slash-separated
+	mode   git.Mode
+	hash   git.Hash
+	size   int64
+	binary bool // a NUL in its first 8000 bytes, as git tells binary files
+	odd    bool // neither a regular file nor a link (a fifo, a socket, a device)
 }
+
+// sniffLen is how much of a file git reads to tell whether it is binary.
+const sniffLen = 8000
 
 type scanned struct {
 	files []diskFile
@@ -186,7 +193,7 @@ func (s *Seat) scan() (scanned, error) {
 				f.mode = git.ModeExecutable
 			}
 			if _, inside := s.libRel(f.path); inside {
-				if f.hash, err = s.repo.FileBlob(p); err != nil {
+				if err := s.content(p, info.Size(), &f); err != nil {
 					return err
 				}
 			}
@@ -197,6 +204,24 @@ func (s *Seat) scan() (scanned, error) {
 		return nil
 	})
 	return out, err
+}
+
+// content names a regular file's blob and tells whether it is binary. A
+// file over the size limit is hashed as it is read, never held in memory.
+func (s *Seat) content(p string, size int64, f *diskFile) error {
+	f.size = size
+	if s.lib.MaxFileSize > 0 && size > s.lib.MaxFileSize {
+		var err error
+		f.hash, err = s.repo.FileBlob(p)
+		return err
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	f.size, f.hash = int64(len(data)), s.repo.BlobName(data)
+	f.binary = bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0
+	return nil
 }
 
 // libRel is a seat path relative to the library, and whether it is inside.
@@ -225,10 +250,13 @@ type Edit struct {
 
 // Capture reads the proposer's edit from the seat, against the commit it
 // was last reset to, and records it as a tree. It refuses
-// (*InvalidEditError) files outside the library, names with control
-// characters or a .git directory, symlinks and special files, and edits to
-// frozen (L0) files; new files the user's ignore rules ignore are left out,
-// as git would. It returns ErrNoChange when nothing inside the library
+// (*InvalidEditError, one rule named), before anything is written to the
+// object store: files outside the library, names with control characters
+// or a .git directory, symlinks and special files, files over the size
+// limit, binary files (unless the library allows them), a changed mode,
+// names that differ only in case, edits to frozen (L0) files, and deleting
+// the whole library. New files the user's ignore rules ignore are left
+// out, as git would. It returns ErrNoChange when nothing inside the library
 // changed.
 func (s *Seat) Capture(ctx context.Context) (Edit, error) {
 	disk, err := s.scan()
@@ -239,7 +267,7 @@ func (s *Seat) Capture(ctx context.Context) (Edit, error) {
 	if err != nil {
 		return Edit{}, err
 	}
-	var outside, badNames, links, special, frozen, paths []string
+	var outside, badNames, links, special, big, binary, moded, frozen, paths []string
 	var files []git.TreeEntry // the library after the edit
 	var write []string        // absolute paths of the files whose blobs are new
 	var want []git.Hash
@@ -269,6 +297,14 @@ func (s *Seat) Capture(ctx context.Context) (Edit, error) {
 		case f.mode == git.ModeSymlink:
 			links = append(links, rel)
 			continue
+		case s.lib.MaxFileSize > 0 && f.size > s.lib.MaxFileSize:
+			big = append(big, rel)
+			continue
+		case f.binary && !s.lib.Binary:
+			binary = append(binary, rel)
+		}
+		if had && old.Mode != f.mode && old.Mode != git.ModeSymlink {
+			moded = append(moded, rel)
 		}
 		if s.lib.LayerOf(rel) == library.L0 {
 			frozen = append(frozen, rel)
@@ -290,7 +326,8 @@ func (s *Seat) Capture(ctx context.Context) (Edit, error) {
 			paths = append(paths, rel)
 		}
 	}
-	for _, l := range [][]string{outside, badNames, links, special, frozen} {
+	collide := collisions(files, paths)
+	for _, l := range [][]string{outside, badNames, links, special, big, binary, moded, collide, frozen} {
 		sort.Strings(l)
 	}
 	switch {
@@ -302,6 +339,16 @@ func (s *Seat) Capture(ctx context.Context) (Edit, error) {
 		return Edit{}, &InvalidEditError{Reason: "symlinks are not allowed", Paths: links}
 	case len(special) > 0:
 		return Edit{}, &InvalidEditError{Reason: "only regular files are allowed", Paths: special}
+	case len(big) > 0:
+		return Edit{}, &InvalidEditError{Reason: fmt.Sprintf("files over %d bytes are not allowed (max-file-size)", s.lib.MaxFileSize), Paths: big}
+	case len(binary) > 0:
+		return Edit{}, &InvalidEditError{Reason: "binary files are not allowed (binary = true allows them)", Paths: binary}
+	case len(moded) > 0:
+		return Edit{}, &InvalidEditError{Reason: "mode changes are not allowed", Paths: moded}
+	case len(collide) > 0:
+		return Edit{}, &InvalidEditError{Reason: "names that differ only in case are not allowed", Paths: collide}
+	case len(files) == 0 && len(paths) > 0:
+		return Edit{}, &InvalidEditError{Reason: "the edit deletes the whole library", Paths: []string{s.lib.Path}}
 	case len(frozen) > 0:
 		return Edit{}, &InvalidEditError{Reason: "edits to frozen (L0) files", Paths: frozen}
 	case len(paths) == 0:
@@ -329,6 +376,43 @@ func (s *Seat) Capture(ctx context.Context) (Edit, error) {
 	}
 	sort.Strings(paths)
 	return Edit{Tree: tree, Paths: paths}, nil
+}
+
+// collisions returns the names (files or directories) among files that
+// differ only in case from another, where a changed file is at or below one
+// of them: on a case-insensitive file system (macOS, Windows) they would be
+// one.
+func collisions(files []git.TreeEntry, changed []string) []string {
+	byFold := map[string]map[string]bool{} // lower-cased name → the names
+	for _, f := range files {
+		for p := f.Path; p != "."; p = path.Dir(p) {
+			k := strings.ToLower(p)
+			if byFold[k] == nil {
+				byFold[k] = map[string]bool{}
+			}
+			byFold[k][p] = true
+		}
+	}
+	var out []string
+	for _, names := range byFold {
+		if len(names) < 2 {
+			continue
+		}
+		touched := slices.ContainsFunc(changed, func(c string) bool {
+			for n := range names {
+				if c == n || strings.HasPrefix(c, n+"/") {
+					return true
+				}
+			}
+			return false
+		})
+		if touched {
+			for n := range names {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // ignored returns the new files inside the library (not in base) that the

@@ -102,3 +102,45 @@ func runRollback(ctx context.Context, e *env, o rollbackOptions) error {
 	fmt.Fprintf(e.stdout, "%s: %s → %s (stable); the old dev stays reachable from %s\n", ledger.Short(refs.Dev()), rb.From.Short(), rb.To.Short(), refs.Journal())
 	return nil
 }
+
+type keepOptions struct {
+	library string
+}
+
+func newKeepCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "keep [<library>]",
+		Short: "Keep dev and stable where you moved them by hand",
+		Long: `keep records descent/<lib>/dev and stable where they are now, when you moved them
+yourself (git update-ref, git branch -f, a reset). git-descent moves them only with a
+record in its journal, and refuses to run on either once it is anywhere else, since
+nothing put there passed a gate: a person, or an agent that reached the repository,
+could have moved it. keep is how you say the move was yours. The versions the journal
+had them at stay reachable from refs/descent/<lib>/journal.`,
+		Example: `  git update-ref refs/heads/descent/pdf-audit/stable hand-tuned
+  git descent keep pdf-audit`,
+		Args: argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runKeep(c.Context(), e, keepOptions{library: firstArg(args)})
+		},
+	}
+}
+
+func runKeep(ctx context.Context, e *env, o keepOptions) error {
+	repo, lib, err := adminLibrary(ctx, e, o.library)
+	if err != nil {
+		return err
+	}
+	kept, err := ledger.Keep(ctx, repo, lib.Name)
+	if err != nil {
+		return err
+	}
+	if len(kept) == 0 {
+		fmt.Fprintf(e.stdout, "dev and stable of %s are where the journal left them: nothing to keep\n", lib.Name)
+		return nil
+	}
+	for _, k := range kept {
+		fmt.Fprintf(e.stdout, "%s: kept at %s (the journal had %s, which stays reachable from it)\n", ledger.Short(k.Ref), k.To.Short(), k.From.Short())
+	}
+	return nil
+}

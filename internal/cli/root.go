@@ -129,6 +129,7 @@ Start with:
 		newShowCmd(e),
 		newPromoteCmd(e),
 		newRollbackCmd(e),
+		newKeepCmd(e),
 		newCacheCmd(e),
 		newMergeDriverCmd(e),
 		newDemoCmd(e),

@@ -211,7 +211,9 @@ func runGit(ctx context.Context, log *slog.Logger, c cmd, args ...string) ([]byt
 		log = nopLogger
 	}
 	dir := c.dir
-	x := exec.CommandContext(ctx, "git", args...)
+	// No hook runs for git-descent's own commands: a hook is code anyone
+	// who reached the repository could have put there (decision 60).
+	x := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
 	x.Dir = dir
 	x.Env = gitEnv()
 	if readOnly(args) {
@@ -248,22 +250,44 @@ func runGit(ctx context.Context, log *slog.Logger, c cmd, args ...string) ([]byt
 	return stdout.Bytes(), code, nil
 }
 
-// gitEnv is the environment for git subprocesses: the caller's, with the
-// directory of the running git-descent binary first on PATH so that git
-// finds `git-descent merge-driver` even when the binary is not installed
-// (for example under `go run`).
+// gitEnv is the environment for git subprocesses: of the caller's, only
+// what git needs (gitKeeps), with the directory of the running git-descent
+// binary first on PATH so that git finds `git-descent merge-driver` even
+// when the binary is not installed (for example under `go run`). Nothing
+// else reaches git, or a driver or helper it starts: API keys above all.
 //
 // git runs in the C locale, so its messages are English whatever the user's
 // locale: the package reads a few of them (see refChanged). LC_ALL=C alone
 // would do, as gettext ignores LANGUAGE in the C locale; LANGUAGE is dropped
 // all the same so no translation can come back through it.
 func gitEnv() []string {
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "LANGUAGE=") })
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return !gitKeeps(k)
+	})
 	env = append(env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	if p := ExecutablePath(); p != "" {
 		env = append(env, "PATH="+p)
 	}
 	return env
+}
+
+// gitKeeps reports whether git's environment keeps variable k: what finds
+// the repository and the user's configuration, credentials (an SSH agent's
+// socket, an askpass program), proxies and certificates, and the dates
+// git-descent's commits take (decision 15). GIT_INDEX_FILE is dropped:
+// git-descent names its own index where it uses one.
+func gitKeeps(k string) bool {
+	switch k {
+	case "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "XDG_CONFIG_HOME",
+		"SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_ASKPASS", "DISPLAY",
+		"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY",
+		"SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE":
+		return true
+	case "GIT_INDEX_FILE":
+		return false
+	}
+	return strings.HasPrefix(k, "GIT_")
 }
 
 var exeDirOnce = sync.OnceValue(func() string {

@@ -328,3 +328,43 @@ func TestFirstParentWalksMatchGit(t *testing.T) {
 		}
 	}
 }
+
+// No hook runs for git-descent's own git commands, and git gets none of the
+// environment it does not need: an API key never reaches anything git runs.
+func TestGitRunsNoHooksAndGetsNoSecrets(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(t.TempDir(), "stray-index"))
+	marker := filepath.Join(t.TempDir(), "ran")
+	hooks := filepath.Join(r.GitDir(), "hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"reference-transaction", "pre-commit", "post-commit", "post-index-change"} {
+		script := "#!/bin/sh\necho " + h + " >> " + marker + "\nenv >> " + marker + "\n"
+		if err := os.WriteFile(filepath.Join(hooks, h), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(r.Top(), "f"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.CommitAll(ctx, "m", Signature{Name: "T", Email: "t@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetRef(ctx, SetRefRequest{Ref: "refs/heads/x", Hash: c}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateRefs(ctx, UpdateRefsRequest{Updates: []RefUpdate{{Ref: "refs/heads/y", Hash: c}}}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("hooks ran:\n%s", data)
+	}
+	for _, kv := range gitEnv() {
+		if strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "GIT_INDEX_FILE=") {
+			t.Errorf("git's environment has %s", kv)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func (r *Repo) CommitAll(ctx context.Context, message string, sig Signature) (Ha
 	// No automatic gc: it would go on in the background while the run that
 	// follows writes objects (and it removes empty object directories that a
 	// concurrent writer has just made).
-	if _, err := r.run(ctx, cmd{env: env}, "-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
+	if _, err := r.run(ctx, cmd{env: env}, "-c", "commit.gpgSign=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
 		"commit", "--quiet", "--message", message); err != nil {
 		return "", err
 	}
