@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/git-descent/git-descent/agent"
 	"github.com/git-descent/git-descent/eval"
@@ -13,6 +11,7 @@ import (
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/materialize"
 	"github.com/git-descent/git-descent/rollout"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // seat is where a proposer runs: a directory of its own outside the
@@ -93,17 +92,13 @@ func (r *runner) propose(ctx context.Context, s *seat, fb agent.Feedback) (agent
 
 // proposeOnce runs the proposer once with a private control directory.
 func (r *runner) proposeOnce(ctx context.Context, s *seat, fb agent.Feedback) (agent.Rationale, error) {
-	tmp := filepath.Join(r.repo.DescentDir(), "tmp")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return agent.Rationale{}, err
-	}
-	control, err := os.MkdirTemp(tmp, "propose-")
+	control, err := sandbox.NewWorkspace(r.controlRoot(), "descent-propose-")
 	if err != nil {
 		return agent.Rationale{}, err
 	}
-	defer os.RemoveAll(control)
+	defer control.Remove()
 	return s.proposer.Propose(ctx, agent.ProposeRequest{
-		Library: r.lib.Name, Worker: s.id, Worktree: s.dir.Dir, SkillDir: fb.SkillDir, Feedback: fb, Control: control,
+		Library: r.lib.Name, Worker: s.id, Worktree: s.dir.Dir, SkillDir: fb.SkillDir, Feedback: fb, Control: control.Dir,
 	})
 }
 

@@ -348,6 +348,7 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	if err := r.removeOldWorktrees(ctx); err != nil {
 		return err
 	}
+	sandbox.CleanDead(r.controlRoot()) // a killed run's proposer control directories
 	proposer, name, err := r.opts.Proposer, "in-process "+r.opts.AgentName, error(nil)
 	if proposer == nil {
 		proposer, name, err = newProposer(ctx, r.lib, r.models, git.ExecutablePath())
@@ -374,6 +375,10 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	}
 	return nil
 }
+
+// controlRoot is where proposers' control directories (the failures, the
+// brief, the rationale) go: git-descent's scratch directory.
+func (r *runner) controlRoot() string { return filepath.Join(r.repo.DescentDir(), "tmp") }
 
 // newSeat makes a proposer's directory beside the rollout workspaces, and
 // remembers it so that close removes it.

@@ -31,14 +31,15 @@ var shm = "/dev/shm"
 func WorkspaceRoot() string { return rootOnce() }
 
 var rootOnce = sync.OnceValue(func() string {
-	if os.Getenv("TMPDIR") != "" {
-		return os.TempDir()
+	dir, ok := "", false
+	if os.Getenv("TMPDIR") == "" {
+		dir, ok = tmpfsRoot(shm)
 	}
-	if dir, ok := tmpfsRoot(shm); ok {
-		cleanDead(dir)
-		return dir
+	if !ok {
+		dir = os.TempDir()
 	}
-	return os.TempDir()
+	CleanDead(dir)
+	return dir
 })
 
 // tmpfsRoot returns the user's directory under mount when mount is a
@@ -67,16 +68,21 @@ func owned(fi os.FileInfo) bool {
 	return ok && int(st.Uid) == os.Getuid() && fi.Mode().Perm()&0o077 == 0
 }
 
-// cleanDead removes the workspaces under root that processes no longer
-// running left behind (killed before they could remove them): on tmpfs they
-// would hold memory until the next boot. A workspace's name carries the id
-// of the process that made it (see NewWorkspace).
-func cleanDead(root string) {
+// CleanDead removes the workspaces under root that git-descent processes no
+// longer running left behind (killed before they could remove them: their
+// prompts, expected answers and agents' files; on tmpfs they would also
+// hold memory until the next boot). A workspace's name starts with
+// "descent-" and carries the id of the process that made it (see
+// NewWorkspace); nothing else under root is touched.
+func CleanDead(root string) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "descent-") {
+			continue
+		}
 		if pid, ok := maker(e.Name()); ok && pid != os.Getpid() && !running(pid) {
 			(&Workspace{Dir: filepath.Join(root, e.Name())}).Remove()
 		}

@@ -58,13 +58,14 @@ func TestCleanDeadRemovesOnlyTheDeads(t *testing.T) {
 	}
 	gone := filepath.Join(root, fmt.Sprintf("descent-rollout-p%d-123", dead.Process.Pid))
 	other := filepath.Join(root, "not-a-workspace")
-	for _, d := range []string{gone, other} {
+	notOurs := filepath.Join(root, fmt.Sprintf("build-p%d-123", dead.Process.Pid))
+	for _, d := range []string{gone, other, notOurs} {
 		if err := os.MkdirAll(filepath.Join(d, "ws"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cleanDead(root)
-	for dir, want := range map[string]bool{mine.Dir: true, gone: false, other: true} {
+	CleanDead(root)
+	for dir, want := range map[string]bool{mine.Dir: true, gone: false, other: true, notOurs: true} {
 		if _, err := os.Stat(dir); (err == nil) != want {
 			t.Errorf("%s exists = %v, want %v", filepath.Base(dir), err == nil, want)
 		}
