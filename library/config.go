@@ -117,6 +117,9 @@ func parse(name string, es []git.ConfigEntry, shared map[string][]git.ConfigEntr
 		return nil, fmt.Errorf("%s: library %q has no path (set library.%s.path)", FileName, name, name)
 	}
 	l := New(p)
+	if l.Path == "" || l.Path == ".." || strings.HasPrefix(l.Path, "../") {
+		return nil, fmt.Errorf("%s: library.%s.path = %q: must name a directory inside the repository, below its top", FileName, name, p)
+	}
 	l.Name = name
 	for _, where := range []string{"git config", FileName} {
 		for _, e := range shared[where] {

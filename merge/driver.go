@@ -205,8 +205,10 @@ func markerKind(line []byte, size int) int {
 	if markerRun(line) != size {
 		return -1
 	}
-	if c := line[size]; c != ' ' && c != '\r' && c != '\n' {
-		return -1
+	if len(line) > size { // a bare marker ends the text
+		if c := line[size]; c != ' ' && c != '\r' && c != '\n' {
+			return -1
+		}
 	}
 	return bytes.IndexByte([]byte("<|=>"), line[0])
 }

@@ -113,7 +113,9 @@ const (
 // merged text and the number of conflicts it left (0 for a clean merge). It
 // needs no repository; it logs the command to log at Debug (nil discards).
 func MergeFile(ctx context.Context, log *slog.Logger, req MergeFileRequest) ([]byte, int, error) {
-	dir, err := os.MkdirTemp("", "descent-merge-")
+	// Named as sandbox.NewWorkspace names workspaces (with the process id),
+	// so that what a killed driver leaves is removed by the next run.
+	dir, err := os.MkdirTemp("", fmt.Sprintf("descent-merge-p%d-", os.Getpid()))
 	if err != nil {
 		return nil, 0, fmt.Errorf("merge file: %w", err)
 	}

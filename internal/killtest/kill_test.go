@@ -40,9 +40,11 @@ func TestMain(m *testing.M) {
 
 // TestKillAnywhere kills `git descent evolve` (kill -9) at random instants
 // and checks the ledger after every kill and after every run that ends by
-// itself: each proposal merged into dev is recorded as committed, each
-// committed decision's merge is on dev, and no proposal a worker made is
-// lost undecided. Runs resume in the same repository until one ends by
+// itself: `git fsck` finds nothing wrong, dev and stable are where the
+// journal left them and stable is an ancestor of dev, each proposal merged
+// into dev is recorded as committed, each committed decision's merge is on
+// dev, and no proposal a worker made is lost undecided; after a run that
+// ended by itself, no workspace, seat or proposer's directory is left. Runs resume in the same repository until one ends by
 // itself; then a fresh repository starts. 100 kills; 20 with -short.
 // KILL_SEED replays a run.
 func TestKillAnywhere(t *testing.T) {
@@ -63,6 +65,7 @@ func TestKillAnywhere(t *testing.T) {
 	t.Logf("KILL_SEED=%d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	template := demoRepo(t, exe)
+	tmp := t.TempDir() // the runs' TMPDIR: their workspaces, seats and control directories
 	killed, finished := 0, 0
 	for killed < kills {
 		dir := filepath.Join(t.TempDir(), "repo")
@@ -72,13 +75,17 @@ func TestKillAnywhere(t *testing.T) {
 		for killed < kills {
 			delay := time.Duration(rng.Int64N(int64(4 * time.Second)))
 			runtime := runtimes[rng.IntN(len(runtimes))]
-			out, done := evolveFor(t, exe, dir, delay, runtime)
+			out, done := evolveFor(t, exe, dir, tmp, delay, runtime)
 			if done {
 				finished++
 			} else {
 				killed++
 			}
-			if err := checkLedger(dir, demo.Name); err != nil {
+			err := checkLedger(dir, demo.Name)
+			if err == nil && done {
+				err = checkNoLeftovers(tmp, filepath.Join(dir, ".git", "descent", "tmp"))
+			}
+			if err != nil {
 				t.Fatalf("after %s (%v, kill %d, KILL_SEED=%d): %v\n%s", what(done, delay), runtime, killed, seed, err, out)
 			}
 			if done {
@@ -142,10 +149,11 @@ func demoRepo(t *testing.T, exe string) string {
 // unless it ended before. It waits for the git processes the run started
 // (they share its process group) to end, as they would on a real crash. It
 // reports whether the run ended by itself.
-func evolveFor(t *testing.T, exe, dir string, delay time.Duration, flags []string) (string, bool) {
+func evolveFor(t *testing.T, exe, dir, tmp string, delay time.Duration, flags []string) (string, bool) {
 	t.Helper()
 	c := exec.Command(exe, append([]string{"evolve", demo.Name, "--workers", "3", "--rounds", "3"}, flags...)...)
 	c.Dir = dir
+	c.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -198,6 +206,19 @@ func checkLedger(dir, lib string) error {
 		return nil // killed before the run began
 	} else if err != nil {
 		return err
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-progress", "--no-dangling").CombinedOutput(); err != nil {
+		return fmt.Errorf("git fsck: %v\n%s", err, out)
+	}
+	if err := ledger.CheckHeads(ctx, repo, lib, head); err != nil {
+		return err
+	}
+	stable, err := repo.ResolveRef(ctx, refs.Stable())
+	if err != nil {
+		return err
+	}
+	if ok, err := repo.IsAncestor(ctx, stable, dev); err != nil || !ok {
+		return fmt.Errorf("stable %s is not an ancestor of dev %s (%v)", stable.Short(), dev.Short(), err)
 	}
 	chain, err := repo.FirstParents(ctx, dev, "", 0)
 	if err != nil {
@@ -270,4 +291,22 @@ func checkNoneLost(ctx context.Context, repo *git.Repo, refs ledger.Refs, state 
 		}
 		return s.Err()
 	})
+}
+
+// checkNoLeftovers checks that dirs hold nothing git-descent made: after a
+// run that ended by itself, its own workspaces are gone, and those of the
+// runs killed before it were removed when it started.
+func checkNoLeftovers(dirs ...string) error {
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d)
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "descent-") {
+				return fmt.Errorf("%s left in %s", e.Name(), d)
+			}
+		}
+	}
+	return nil
 }
