@@ -55,7 +55,7 @@ type ProposeRequest struct {
 	Worktree string // absolute; the proposer's working directory
 	SkillDir string // absolute directory of the library inside Worktree
 	Feedback Feedback
-	Control  string // a private directory outside the worktree
+	Control  string // a private directory outside the seat
 }
 
 // Rationale is the proposer's account of its edit: the commit subject and

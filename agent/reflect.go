@@ -16,7 +16,7 @@ import (
 // editable files and a minibatch of rollouts and answers with a rationale
 // and edits (EditProtocol). Edits are validated before anything is written;
 // an invalid reply is sent back once with the error, and a second invalid
-// reply fails the proposal. Safe for concurrent use on different worktrees.
+// reply fails the proposal. Safe for concurrent use on different seats.
 type Reflect struct {
 	Client       *llm.Client
 	Budget       int      // characters of file content in the prompt

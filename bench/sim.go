@@ -103,7 +103,7 @@ func wait(ctx context.Context, d time.Duration) error {
 // own process instead of as commands: each call takes a duration drawn from
 // Latency, and the agent answers wrongly with probability Error. It reads
 // and writes the skill's files where git-descent laid them out, so the
-// plumbing (workspaces, worktrees, commits) is the real one.
+// plumbing (workspaces, seats, commits) is the real one.
 type Sim struct {
 	Domain  Domain
 	Latency Latency

@@ -1,10 +1,11 @@
 // Package git is the only code in git-descent that runs the git binary or
 // opens a repository with go-git.
 //
-// Writes (refs, commits, trees, worktrees, config, merges) go through the git
+// Writes (refs, commits, trees, blobs, config, merges) go through the git
 // binary, so they honour the user's lock protocol, attributes and
-// credentials. In-process reads of trees, blobs and commit messages use
-// go-git behind a mutex (go-git is not safe for concurrent use).
+// credentials; it runs no hooks and gets only the environment it needs.
+// In-process reads of trees, blobs, commit parents and messages use go-git
+// behind a mutex (go-git is not safe for concurrent use), and are kept.
 //
 // A Repo is safe for concurrent use by multiple goroutines.
 package git
@@ -94,7 +95,7 @@ func (r *Repo) Top() string { return r.top }
 func (r *Repo) GitDir() string { return r.gitDir }
 
 // DescentDir is the directory under the git directory that holds
-// git-descent's caches and worktrees: everything in it can be deleted.
+// git-descent's caches and scratch: everything in it can be deleted.
 func (r *Repo) DescentDir() string { return filepath.Join(r.gitDir, "descent") }
 
 // Version is a git version number.
