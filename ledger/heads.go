@@ -27,12 +27,13 @@ type MovedError struct {
 
 func (e *MovedError) Error() string {
 	if e.Got.IsZero() {
-		return fmt.Sprintf("%s was deleted outside git-descent (the journal left it at %s); put it back with: git update-ref %s %s",
+		return fmt.Sprintf("%s was deleted outside git-descent (the journal left it at %s)\n  put it back:  git update-ref %s %s",
 			Short(e.Ref), e.Want.Short(), e.Ref, e.Want)
 	}
-	return fmt.Sprintf("%s was moved outside git-descent: the journal left it at %s, it is now %s, and no gate passed that; "+
-		"see what changed with: git log %s..%s; put it back with: git update-ref %s %s %s; "+
-		"or, if you moved it yourself, keep it with: git descent keep %s",
+	return fmt.Sprintf("%s was moved outside git-descent: the journal left it at %s, it is now %s, and no gate passed that\n"+
+		"  see what changed:  git log %s..%s\n"+
+		"  put it back:       git update-ref %s %s %s\n"+
+		"  or, if you moved it yourself, keep it:  git descent keep %s",
 		Short(e.Ref), e.Want.Short(), e.Got.Short(), e.Want.Short(), e.Got.Short(), e.Ref, e.Want, e.Got, e.Library)
 }
 
