@@ -41,7 +41,18 @@ func (e *MovedError) Error() string {
 // journal at head left it. A journal written before Heads existed has none
 // to check.
 func CheckHeads(ctx context.Context, repo *git.Repo, library string, head JournalHead) error {
+	moved, err := movedHeads(ctx, repo, library, head)
+	if err != nil || len(moved) == 0 {
+		return err
+	}
+	return &moved[0]
+}
+
+// movedHeads returns dev and stable, those of them that are not where the
+// journal at head left them, dev first.
+func movedHeads(ctx context.Context, repo *git.Repo, library string, head JournalHead) ([]MovedError, error) {
 	refs := Refs{library}
+	var moved []MovedError
 	for _, h := range []struct {
 		ref  string
 		want git.Hash
@@ -51,13 +62,13 @@ func CheckHeads(ctx context.Context, repo *git.Repo, library string, head Journa
 		}
 		got, err := resolveOrZero(ctx, repo, h.ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if got != h.want {
-			return &MovedError{Library: library, Ref: h.ref, Want: h.want, Got: got}
+			moved = append(moved, MovedError{Library: library, Ref: h.ref, Want: h.want, Got: got})
 		}
 	}
-	return nil
+	return moved, nil
 }
 
 // heads is where e leaves dev and stable, on top of head: its moves
@@ -101,8 +112,12 @@ type Kept struct {
 // ref cannot be kept. It returns what it kept (nothing when both are where
 // the journal left them).
 func Keep(ctx context.Context, repo *git.Repo, library string) ([]Kept, error) {
-	refs, j := Refs{library}, OpenJournal(repo, library)
+	j := OpenJournal(repo, library)
 	head, err := j.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	moved, err := movedHeads(ctx, repo, library, head)
 	if err != nil {
 		return nil, err
 	}
@@ -110,24 +125,14 @@ func Keep(ctx context.Context, repo *git.Repo, library string) ([]Kept, error) {
 	var moves []Move
 	var keep []git.Hash
 	var msg []string
-	for _, h := range []struct {
-		ref  string
-		want git.Hash
-	}{{refs.Dev(), head.State.Heads.Dev}, {refs.Stable(), head.State.Heads.Stable}} {
-		got, err := resolveOrZero(ctx, repo, h.ref)
-		if err != nil {
-			return nil, err
+	for _, m := range moved {
+		if m.Got.IsZero() {
+			return nil, &m
 		}
-		if h.want.IsZero() || got == h.want {
-			continue
-		}
-		if got.IsZero() {
-			return nil, &MovedError{Library: library, Ref: h.ref, Want: h.want}
-		}
-		kept = append(kept, Kept{Ref: h.ref, From: h.want, To: got})
-		moves = append(moves, Move{Ref: h.ref, From: got, To: got})
-		keep = append(keep, h.want)
-		msg = append(msg, fmt.Sprintf("%s at %s (was %s)", Short(h.ref), got.Short(), h.want.Short()))
+		kept = append(kept, Kept{Ref: m.Ref, From: m.Want, To: m.Got})
+		moves = append(moves, Move{Ref: m.Ref, From: m.Got, To: m.Got})
+		keep = append(keep, m.Want)
+		msg = append(msg, fmt.Sprintf("%s at %s (was %s)", Short(m.Ref), m.Got.Short(), m.Want.Short()))
 	}
 	if len(kept) == 0 {
 		return nil, nil

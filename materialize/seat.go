@@ -1,7 +1,6 @@
 package materialize
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -82,7 +81,7 @@ func (s *Seat) Reset(ctx context.Context, commit git.Hash) error {
 		if keep[rel] {
 			continue
 		}
-		wrote, err := writeFile(ctx, s.repo, git.TreeEntry{Path: rel, Mode: e.Mode, Hash: e.Hash}, s.SkillDir())
+		wrote, err := writeFile(ctx, s.repo, e, s.SkillDir())
 		if err != nil {
 			return fmt.Errorf("reset %s: %q: %w", s.Dir, rel, err)
 		}
@@ -146,12 +145,9 @@ type diskFile struct {
 	mode   git.Mode
 	hash   git.Hash
 	size   int64
-	binary bool // a NUL in its first 8000 bytes, as git tells binary files
+	binary bool // binary as git tells (git.Binary)
 	odd    bool // neither a regular file nor a link (a fifo, a socket, a device)
 }
-
-// sniffLen is how much of a file git reads to tell whether it is binary.
-const sniffLen = 8000
 
 type scanned struct {
 	files []diskFile
@@ -220,7 +216,7 @@ func (s *Seat) content(p string, size int64, f *diskFile) error {
 		return err
 	}
 	f.size, f.hash = int64(len(data)), s.repo.BlobName(data)
-	f.binary = bytes.IndexByte(data[:min(len(data), sniffLen)], 0) >= 0
+	f.binary = git.Binary(data)
 	return nil
 }
 
@@ -440,10 +436,8 @@ func (s *Seat) ignored(ctx context.Context, disk scanned) (map[string]bool, erro
 // in it (a newline would break every line-based git command), or a .git
 // directory anywhere in it.
 func badName(p string) bool {
-	for _, c := range p {
-		if c < 0x20 || c == 0x7f {
-			return true
-		}
+	if strings.ContainsFunc(p, isControl) {
+		return true
 	}
 	for _, part := range strings.Split(p, "/") {
 		if strings.EqualFold(part, ".git") {
@@ -453,9 +447,12 @@ func badName(p string) bool {
 	return false
 }
 
+// isControl reports an ASCII control character.
+func isControl(c rune) bool { return c < 0x20 || c == 0x7f }
+
 // quote shows a path as it is, unless it holds control characters.
 func quote(p string) string {
-	if strings.ContainsFunc(p, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+	if strings.ContainsFunc(p, isControl) {
 		return strconv.Quote(p)
 	}
 	return p

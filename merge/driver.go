@@ -64,7 +64,7 @@ type TextResult struct {
 // it is safe for concurrent use.
 func MergeText(ctx context.Context, log *slog.Logger, req TextRequest) (TextResult, error) {
 	for _, data := range [][]byte{req.Ours, req.Base, req.Theirs} {
-		if binaryText(data) {
+		if git.Binary(data) {
 			return TextResult{}, fmt.Errorf("merge text: %w", ErrBinary)
 		}
 	}
@@ -92,12 +92,6 @@ func MergeText(ctx context.Context, log *slog.Logger, req TextRequest) (TextResu
 		return TextResult{}, fmt.Errorf("merge text: git merge-file reported %d conflicts, output has %d", n, found)
 	}
 	return fuseSegments(segs, req.Labels, req.MarkerSize), nil
-}
-
-// binaryText applies git's test for binary content (buffer_is_binary).
-func binaryText(data []byte) bool {
-	const firstFewBytes = 8000
-	return bytes.IndexByte(data[:min(len(data), firstFewBytes)], 0) >= 0
 }
 
 // privateMarkerSize is a marker length no input line starts with, so the

@@ -681,7 +681,7 @@ func FuzzMergeText(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, ours, base, theirs []byte) {
 		res, err := MergeText(t.Context(), nil, TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: testLabels})
-		if binaryText(ours) || binaryText(base) || binaryText(theirs) {
+		if git.Binary(ours) || git.Binary(base) || git.Binary(theirs) {
 			if !errors.Is(err, ErrBinary) {
 				t.Fatalf("binary input: err = %v, want ErrBinary", err)
 			}

@@ -3,15 +3,10 @@ package rollout
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/git-descent/git-descent/agent"
 	"github.com/git-descent/git-descent/eval"
-	"github.com/git-descent/git-descent/internal/git"
-	"github.com/git-descent/git-descent/internal/gittest"
-	"github.com/git-descent/git-descent/library"
 	"github.com/git-descent/git-descent/sandbox"
 )
 
@@ -28,29 +23,11 @@ func (answerRunner) Run(context.Context, agent.Request) (agent.Response, error) 
 //
 //	go test -run '^$' -bench Rollout ./rollout
 func BenchmarkRollout(b *testing.B) {
-	ctx, repo := gittest.NewRepo(b)
-	dir := filepath.Join(repo.Top(), "skills", "s")
-	for i := 0; i < 20; i++ {
-		p := filepath.Join(dir, fmt.Sprintf("references/r%02d.md", i))
-		if i == 0 {
-			p = filepath.Join(dir, "SKILL.md")
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(fmt.Sprintf("file %d\n", i)), 0o644); err != nil {
-			b.Fatal(err)
-		}
+	files := map[string]string{"SKILL.md": "file 0\n"}
+	for i := 1; i < 20; i++ {
+		files[fmt.Sprintf("references/r%02d.md", i)] = fmt.Sprintf("file %d\n", i)
 	}
-	head, err := repo.CommitAll(ctx, "init", git.Signature{Name: "B", Email: "b@example.com"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	lib := library.New("skills/s")
-	tree, err := repo.TreeOf(ctx, head, lib.Path)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ctx, repo, lib, tree := libraryOf(b, files)
 	scorer, err := eval.NewScorer(eval.ScorerConfig{Kind: "exact"}, nil)
 	if err != nil {
 		b.Fatal(err)

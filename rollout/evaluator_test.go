@@ -191,21 +191,31 @@ func TestHedgedRolloutTakesTheFirstAnswer(t *testing.T) {
 // and that library's tree.
 func oneFileLibrary(t *testing.T) (context.Context, *git.Repo, *library.Library, git.Hash) {
 	t.Helper()
-	ctx, repo := gittest.NewRepo(t)
-	if err := os.MkdirAll(filepath.Join(repo.Top(), "skills", "s"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(repo.Top(), "skills", "s", "SKILL.md"), []byte("# S\n"), 0o644); err != nil {
-		t.Fatal(err)
+	return libraryOf(t, map[string]string{"SKILL.md": "# S\n"})
+}
+
+// libraryOf commits a library skills/s holding files (paths relative to
+// it) and returns its tree.
+func libraryOf(tb testing.TB, files map[string]string) (context.Context, *git.Repo, *library.Library, git.Hash) {
+	tb.Helper()
+	ctx, repo := gittest.NewRepo(tb)
+	lib := library.New("skills/s")
+	for p, content := range files {
+		full := filepath.Join(repo.Top(), filepath.FromSlash(lib.Path), filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	head, err := repo.CommitAll(ctx, "init", git.Signature{Name: "T", Email: "t@example.com"})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	lib := library.New("skills/s")
 	tree, err := repo.TreeOf(ctx, head, lib.Path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return ctx, repo, lib, tree
 }

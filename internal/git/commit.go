@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -57,8 +58,14 @@ func (r *Repo) HashObject(ctx context.Context, data []byte) (Hash, error) {
 	return parseHash(out)
 }
 
-// Parents returns the parents of a commit, first parent first.
+// Parents returns the parents of a commit, first parent first: read in
+// process (parentsOf) for a full object name, else by git.
 func (r *Repo) Parents(ctx context.Context, commit Hash) ([]Hash, error) {
+	if isObjectName(commit) {
+		if ps, err := r.parentsOf(commit); err == nil {
+			return slices.Clone(ps), nil
+		}
+	}
 	out, err := r.run(ctx, cmd{}, "rev-list", "--parents", "-n", "1", string(commit))
 	if err != nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // MergeTreeRequest is a three-way merge of two commits computed without a
@@ -113,13 +115,14 @@ const (
 // merged text and the number of conflicts it left (0 for a clean merge). It
 // needs no repository; it logs the command to log at Debug (nil discards).
 func MergeFile(ctx context.Context, log *slog.Logger, req MergeFileRequest) ([]byte, int, error) {
-	// Named as sandbox.NewWorkspace names workspaces (with the process id),
-	// so that what a killed driver leaves is removed by the next run.
-	dir, err := os.MkdirTemp("", fmt.Sprintf("descent-merge-p%d-", os.Getpid()))
+	// A workspace, so that what a killed driver leaves is removed by the
+	// next run (sandbox.CleanDead).
+	ws, err := sandbox.NewWorkspace("", "descent-merge-")
 	if err != nil {
 		return nil, 0, fmt.Errorf("merge file: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer ws.Remove()
+	dir := ws.Dir
 	names := [3]string{"ours", "base", "theirs"}
 	for i, data := range [][]byte{req.Ours, req.Base, req.Theirs} {
 		if err := os.WriteFile(filepath.Join(dir, names[i]), data, 0o600); err != nil {

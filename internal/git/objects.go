@@ -59,6 +59,13 @@ func (r *Repo) FileBlob(p string) (Hash, error) {
 	return Hash(hex.EncodeToString(h.Sum(nil))), nil
 }
 
+// Binary applies git's test for binary content (buffer_is_binary): a NUL
+// byte in the first 8000 bytes.
+func Binary(data []byte) bool {
+	const firstFewBytes = 8000
+	return bytes.IndexByte(data[:min(len(data), firstFewBytes)], 0) >= 0
+}
+
 // BlobName returns the name data has as a blob, computed in process.
 func (r *Repo) BlobName(data []byte) Hash { return r.objectName("blob", data) }
 
