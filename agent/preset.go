@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // Preset names a built-in CLI agent: how to run it as a rollout agent and
@@ -91,6 +93,20 @@ var Presets = map[string]*Preset{
 		Offline: codexOffline,
 		Version: "codex --version",
 	},
+}
+
+// Jailed is the preset's command as it runs under the isolation level:
+// under bwrap, Codex's own sandbox is off (danger-full-access), since it
+// needs namespaces of its own, which it cannot make inside git-descent's,
+// and git-descent's sandbox confines it to its workspace already.
+func (p *Preset) Jailed(command, level string) string {
+	if p.Name != "codex" || level != sandbox.LevelBwrap {
+		return command
+	}
+	for _, mode := range []string{"--sandbox read-only", "--sandbox workspace-write"} {
+		command = strings.Replace(command, mode, "--sandbox danger-full-access", 1)
+	}
+	return command
 }
 
 // WithModel returns the command with the agent's model flag added.

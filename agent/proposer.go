@@ -89,6 +89,8 @@ type ExecProposer struct {
 	// CLI is set for built-in CLI agents (Presets): they run in the
 	// library's directory, and their output gives the rationale and usage.
 	CLI *CLI
+
+	Jail sandbox.Jail // the isolation and limits of each run; it may write its seat and control directory only
 }
 
 // Propose implements Proposer.
@@ -134,12 +136,15 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 	if p.CLI != nil {
 		return p.proposeCLI(ctx, req, command, set, brief)
 	}
+	env := sandbox.Environ(p.Allow, set, p.ExePath)
 	res, err := sandbox.Run(ctx, sandbox.Spec{
 		Command: command,
 		Dir:     req.Worktree,
-		Env:     sandbox.Environ(p.Allow, set, p.ExePath),
+		Env:     env,
 		Stdin:   []byte(brief),
 		Timeout: p.Timeout,
+		Jail:    jailed(p.Jail, p.Command, env),
+		Write:   []string{req.Worktree, req.Control},
 	})
 	if err != nil {
 		return Rationale{}, err
@@ -163,10 +168,13 @@ func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, comma
 	if err := p.CLI.env(set, req.Control, p.Allow); err != nil {
 		return Rationale{}, err
 	}
+	env := sandbox.Environ(p.Allow, set, p.ExePath)
 	res, err := sandbox.Run(ctx, sandbox.Spec{
 		Command:      command,
 		Dir:          req.SkillDir,
-		Env:          sandbox.Environ(p.Allow, set, p.ExePath),
+		Env:          env,
+		Jail:         jailed(p.Jail, p.Command, env),
+		Write:        []string{req.Worktree, req.Control},
 		Stdin:        []byte(brief),
 		Timeout:      p.Timeout,
 		MaxOutput:    maxProposerOutput,

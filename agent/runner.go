@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,7 @@ type Exec struct {
 	MaxOutput int           // cap on the output; 0 means sandbox.DefaultMaxOutput
 	ExePath   string        // PATH that finds git-descent itself (git.ExecutablePath)
 	CLI       *CLI          // set for built-in CLI agents (Presets)
+	Jail      sandbox.Jail  // the isolation and limits of each rollout
 }
 
 // CLI is how a built-in CLI agent (a Preset) is run and read.
@@ -195,6 +197,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		spec.Offline, spec.OfflineAfter = e.CLI.Offline, e.CLI.OfflineAfter
 	}
 	spec.Env = sandbox.Environ(e.Allow, set, e.ExePath)
+	spec.Jail, spec.Write = jailed(e.Jail, e.Command, spec.Env), []string{req.Workspace, req.Control}
 	res, err := sandbox.Run(ctx, spec)
 	resp := Response{Output: string(res.Stdout), Truncated: res.Truncated, Stderr: string(res.Stderr)}
 	infra := processFailure(err)
@@ -214,6 +217,13 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		resp.Output = string(data)
 	}
 	return resp, nil
+}
+
+// jailed is the jail a command template runs in: j, with what the
+// template itself needs to see (its program, the files it names) visible.
+func jailed(j sandbox.Jail, template string, env []string) sandbox.Jail {
+	j.Read = append(slices.Clone(j.Read), sandbox.Needs(template, env)...)
+	return j
 }
 
 // processFailure returns the transient InfraError for an agent process that

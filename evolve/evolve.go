@@ -111,6 +111,7 @@ type Summary struct {
 	// Validation is how candidates were judged: "split" or "cross"
 	// (cross-fitted over the train and validation splits).
 	Validation string        `json:"validation"`
+	Isolation  string        `json:"isolation"`       // the level agents, proposers and the oracle ran under: bwrap or none
 	Noise      *ledger.Noise `json:"noise,omitempty"` // how reproducible the agent was
 	// History is dev's validation score after each round, with the time.
 	History  []Point `json:"history"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/git-descent/git-descent/agent"
 	"github.com/git-descent/git-descent/library"
@@ -83,7 +84,7 @@ func (m *models) Usage() llm.Usage {
 // newRunner builds the library's rollout agent from its `run` setting: a
 // chat model (openai), a CLI agent preset (claude, codex), or a command.
 // It also returns how the agent is named in evidence.
-func newRunner(ctx context.Context, lib *library.Library, ms *models, exe string, log *slog.Logger) (agent.Runner, string, error) {
+func newRunner(ctx context.Context, lib *library.Library, ms *models, exe string, jail jailFunc, log *slog.Logger) (agent.Runner, string, error) {
 	switch lib.Run {
 	case library.RunnerOpenAI:
 		c, err := ms.client("run")
@@ -98,15 +99,16 @@ func newRunner(ctx context.Context, lib *library.Library, ms *models, exe string
 		if err != nil {
 			return nil, "", err
 		}
-		return &agent.Exec{Command: agent.WithModel(p.Run, model), Allow: allow, Timeout: lib.Timeout, ExePath: exe, CLI: cli},
+		j := jail(true, lib.Timeout)
+		return &agent.Exec{Command: agent.WithModel(p.Jailed(p.Run, j.Level), model), Allow: allow, Timeout: lib.Timeout, ExePath: exe, CLI: cli, Jail: j},
 			p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
 	}
-	return &agent.Exec{Command: lib.Run, Allow: lib.Env, Timeout: lib.Timeout, ExePath: exe}, "command", nil
+	return &agent.Exec{Command: lib.Run, Allow: lib.Env, Timeout: lib.Timeout, ExePath: exe, Jail: jail(false, lib.Timeout)}, "command", nil
 }
 
 // newProposer builds the library's proposer from its `proposer` setting,
 // like newRunner.
-func newProposer(ctx context.Context, lib *library.Library, ms *models, exe string) (agent.Proposer, string, error) {
+func newProposer(ctx context.Context, lib *library.Library, ms *models, exe string, jail jailFunc) (agent.Proposer, string, error) {
 	switch lib.Proposer {
 	case library.RunnerOpenAI:
 		c, err := ms.client("proposer")
@@ -121,11 +123,17 @@ func newProposer(ctx context.Context, lib *library.Library, ms *models, exe stri
 		if err != nil {
 			return nil, "", err
 		}
-		return &agent.ExecProposer{Command: agent.WithModel(p.Propose, model), Allow: allow, Timeout: lib.ProposeTimeout,
-			ExePath: exe, Guarded: lib.Guarded, CLI: cli}, p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
+		j := jail(true, lib.ProposeTimeout)
+		return &agent.ExecProposer{Command: agent.WithModel(p.Jailed(p.Propose, j.Level), model), Allow: allow, Timeout: lib.ProposeTimeout,
+			ExePath: exe, Guarded: lib.Guarded, CLI: cli, Jail: j}, p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
 	}
-	return &agent.ExecProposer{Command: lib.Proposer, Allow: lib.Env, Timeout: lib.ProposeTimeout, ExePath: exe, Guarded: lib.Guarded}, "command", nil
+	return &agent.ExecProposer{Command: lib.Proposer, Allow: lib.Env, Timeout: lib.ProposeTimeout, ExePath: exe, Guarded: lib.Guarded,
+		Jail: jail(false, lib.ProposeTimeout)}, "command", nil
 }
+
+// jailFunc builds the jail of a process: a CLI agent's (cli) or a
+// command's, with CPU time up to its timeout.
+type jailFunc func(cli bool, timeout time.Duration) sandbox.Jail
 
 // newCLI reads the user's configuration of a CLI agent once per run (see
 // agent.Seed) and returns how to run it with model ("" for the one the

@@ -25,6 +25,7 @@ func (r *runner) baseline(ctx context.Context) error {
 	s, out := r.summary, r.opts.Out
 	fmt.Fprintf(out, "evolving %s (%s): %d train, %d validation, %d test tasks; %d workers, %d rounds, %d jobs\n",
 		r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], r.opts.Workers, r.opts.Rounds, r.opts.Jobs)
+	fmt.Fprintln(out, r.isolation)
 	val := r.validation()
 	if r.crossFit() {
 		fmt.Fprintf(out, "validation: cross-fitted (the validation split has only %s): each candidate is judged on those of the %d train and validation tasks its proposers did not see; library.%s.validation = split keeps the split\n",

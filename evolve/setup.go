@@ -41,6 +41,9 @@ type runner struct {
 	models  *models       // chat-model clients, when a role uses one
 	agent   string        // the runner and proposer, for evidence
 	start   time.Time     // when the run began
+
+	level     string // the isolation level processes run under (sandbox.LevelNone or LevelBwrap)
+	isolation string // the line that reports it
 }
 
 // setup checks the preconditions of a run and prepares everything it needs:
@@ -93,6 +96,9 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 	for s, ts := range r.splits {
 		r.summary.Tasks[s.String()] = len(ts)
 	}
+	if err := r.isolate(); err != nil {
+		return err
+	}
 	if err := r.newAggregator(ctx); err != nil {
 		return err
 	}
@@ -117,7 +123,7 @@ func (r *runner) newAggregator(ctx context.Context) error {
 		r.agg.Train[t.ID] = t
 	}
 	if r.lib.Oracle != "" {
-		r.agg.Oracle = &oracle{repo: r.repo, lib: r.lib, exe: git.ExecutablePath()}
+		r.agg.Oracle = &oracle{repo: r.repo, lib: r.lib, exe: git.ExecutablePath(), jail: r.jail(false, r.lib.OracleTimeout)}
 	}
 	return nil
 }
@@ -278,7 +284,7 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 	}
 	runner, name, err := r.opts.Runner, "in-process "+r.opts.AgentName, error(nil)
 	if runner == nil {
-		runner, name, err = newRunner(ctx, lib, r.models, exe, r.opts.Log)
+		runner, name, err = newRunner(ctx, lib, r.models, exe, r.jail, r.opts.Log)
 	}
 	if err != nil {
 		return nil, err
@@ -351,7 +357,7 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	sandbox.CleanDead(r.controlRoot()) // a killed run's proposer control directories
 	proposer, name, err := r.opts.Proposer, "in-process "+r.opts.AgentName, error(nil)
 	if proposer == nil {
-		proposer, name, err = newProposer(ctx, r.lib, r.models, git.ExecutablePath())
+		proposer, name, err = newProposer(ctx, r.lib, r.models, git.ExecutablePath(), r.jail)
 	}
 	if err != nil {
 		return err

@@ -294,10 +294,42 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 		l.HotChanges, err = strconv.Atoi(v)
 	case "refile-limit":
 		l.RefileLimit, err = strconv.Atoi(v)
+	case "isolation":
+		if v != "auto" && v != "bwrap" && v != "none" {
+			return fmt.Errorf("must be auto (bwrap where bubblewrap works, else none), bwrap or none")
+		}
+		l.Isolation = v
+	case "network":
+		var on bool
+		if on, err = strconv.ParseBool(v); err == nil {
+			l.Network = strconv.FormatBool(on)
+		}
+	case "sandbox-read":
+		appendTo(&l.SandboxRead)
+	case "memory-limit":
+		l.MemoryLimit = 0
+		if v != "none" {
+			l.MemoryLimit, err = parseSize(v)
+		}
+	case "cpu-limit":
+		l.CPULimit = 0
+		if v != "none" {
+			l.CPULimit, err = time.ParseDuration(v)
+			if err == nil && l.CPULimit < time.Second {
+				err = fmt.Errorf("must be at least 1s, or none")
+			}
+		}
 	case "oracle":
 		l.Oracle = v
 	case "oracle-timeout":
 		l.OracleTimeout, err = time.ParseDuration(v)
+	case "oracle-report":
+		if v != OracleReportAuto && v != OracleReportExit {
+			return fmt.Errorf("must be %s (the verdict is read from the report the oracle writes to $DESCENT_ORACLE_REPORT) or %s (its exit status alone: a candidate that makes it exit 0 early passes)", OracleReportAuto, OracleReportExit)
+		}
+		l.OracleReport = v
+	case "oracle-files":
+		appendTo(&l.OracleFiles)
 	case "fusion-tournament":
 		l.Tournament, err = strconv.ParseBool(v)
 	default:
@@ -317,7 +349,8 @@ var Keys = append([]string{"path", "evals", "split", "seed", "layout", "run", "t
 	"repeats", "max-repeats", "gate", "promising-rounds", "validation", "fingerprint",
 	"max-regressions", "max-changed-lines", "max-changed-files", "max-file-size", "binary",
 	"staleness", "alpha", "alpha-l1", "hot-changes", "refile-limit",
-	"oracle", "oracle-timeout", "fusion-tournament"}, ProviderKeys...)
+	"isolation", "network", "sandbox-read", "memory-limit", "cpu-limit",
+	"oracle", "oracle-timeout", "oracle-report", "oracle-files", "fusion-tournament"}, ProviderKeys...)
 
 // Built-in runners and proposers: the value of `run` or `proposer` that
 // selects one instead of a command.

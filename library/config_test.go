@@ -57,7 +57,8 @@ func TestLoadAll(t *testing.T) {
 	// Keys the file leaves out keep New's defaults.
 	def := New("x")
 	pdf.Repeats, pdf.MaxLines, pdf.MaxFiles, pdf.Staleness = def.Repeats, def.MaxLines, def.MaxFiles, def.Staleness
-	pdf.MaxFileSize = def.MaxFileSize
+	pdf.MaxFileSize, pdf.Isolation, pdf.MemoryLimit = def.MaxFileSize, def.Isolation, def.MemoryLimit
+	pdf.OracleReport, pdf.OracleFiles = def.OracleReport, def.OracleFiles
 	pdf.Alpha, pdf.AlphaL1, pdf.HotChanges, pdf.RefileLimit, pdf.OracleTimeout = def.Alpha, def.AlphaL1, def.HotChanges, def.RefileLimit, def.OracleTimeout
 	pdf.OfflineTimeout, pdf.Login = def.OfflineTimeout, def.Login
 	pdf.MaxRepeats, pdf.Gate, pdf.PromisingRounds, pdf.Validation = def.MaxRepeats, def.Gate, def.PromisingRounds, def.Validation
@@ -94,7 +95,8 @@ func TestEveryKeyParses(t *testing.T) {
 		"staleness": "reflective", "alpha": "2", "alpha-l1": "0", "hot-changes": "3", "refile-limit": "2",
 		"oracle-timeout": "1m", "fusion-tournament": "true", "temperature": "0.7",
 		"max-repeats": "5", "gate": "mean", "promising-rounds": "4", "validation": "cross",
-		"offline-timeout": "30s", "login": "user", "max-file-size": "512k", "binary": "true"}
+		"offline-timeout": "30s", "login": "user", "max-file-size": "512k", "binary": "true",
+		"isolation": "bwrap", "network": "false", "memory-limit": "none", "cpu-limit": "10m", "oracle-report": "exit"}
 	for _, k := range Keys {
 		v, ok := valid[k]
 		if !ok {

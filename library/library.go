@@ -18,6 +18,7 @@ package library
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -81,9 +82,27 @@ type Library struct {
 	HotChanges  int    // a file changed in this many of dev's last 10 commits is hot: its α halves
 	RefileLimit int    // rounds a set-aside or outvoted proposal is re-filed before it expires
 
+	// Isolation is how agents, proposers and the oracle are kept from the
+	// machine: auto (bwrap where bubblewrap works, else none), bwrap or
+	// none (see sandbox.Jail).
+	Isolation   string
+	Network     string        // under bwrap: "true", "false", or "" (on for the claude and codex agents, which need their API; off for commands)
+	SandboxRead []string      // under bwrap: paths visible read-only besides the system (absolute, or relative to the repository)
+	MemoryLimit int64         // bytes of data each agent, proposer or oracle process may hold; 0: no limit
+	CPULimit    time.Duration // CPU time each such process may use; 0: as long as its timeout
+
 	Oracle        string        // command that must pass for a change to L1 files
 	OracleTimeout time.Duration // per oracle run
-	Tournament    bool          // score fusions against their single members
+	// OracleReport is how the oracle's verdict is read: auto (from the
+	// report it must write to $DESCENT_ORACLE_REPORT, JUnit XML or JSON,
+	// with at least as many tests as dev's) or exit (its exit status alone).
+	OracleReport string
+	// OracleFiles are globs of files a test runner loads by name
+	// (conftest.py, package.json, ...): with an oracle set they are frozen
+	// (L0) too, so a candidate can neither shadow the runner nor change
+	// how it sets up.
+	OracleFiles []string
+	Tournament  bool // score fusions against their single members
 }
 
 // Gates.
@@ -145,7 +164,21 @@ const (
 	DefaultMaxRepeats   = 4
 	DefaultPromising    = 5
 	DefaultOffline      = time.Minute
+	DefaultIsolation    = "auto"
+	OracleReportAuto    = "auto"
+	OracleReportExit    = "exit"
+	DefaultMemoryLimit  = 4 << 30
 )
+
+// DefaultOracleFiles are the files test runners load by name, anywhere in
+// the library: Python's (pytest, its plugins and settings, the interpreter's
+// startup hooks), Node's, make's and Go's.
+var DefaultOracleFiles = []string{
+	"**/conftest.py", "**/pytest.py", "**/pytest.ini", "**/tox.ini", "**/setup.cfg", "**/setup.py", "**/pyproject.toml",
+	"**/noxfile.py", "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
+	"**/package.json", "**/jest.config.*", "**/vitest.config.*", "**/.mocharc*",
+	"**/Makefile", "**/makefile", "**/GNUmakefile", "**/go.mod", "**/*_test.go",
+}
 
 // Values of Login.
 const (
@@ -190,6 +223,10 @@ func New(p string) *Library {
 		HotChanges:      DefaultHotChanges,
 		RefileLimit:     DefaultRefileLimit,
 		OracleTimeout:   DefaultTimeout,
+		Isolation:       DefaultIsolation,
+		OracleReport:    OracleReportAuto,
+		OracleFiles:     slices.Clone(DefaultOracleFiles),
+		MemoryLimit:     DefaultMemoryLimit,
 	}
 }
 
@@ -239,7 +276,7 @@ func (l Layer) String() string { return fmt.Sprintf("L%d", int(l)) }
 // LayerOf returns the layer of a path relative to the library root.
 func (l *Library) LayerOf(rel string) Layer {
 	switch {
-	case MatchAny(l.Frozen, rel) || rel == l.Evals:
+	case MatchAny(l.Frozen, rel) || rel == l.Evals || l.Oracle != "" && MatchAny(l.OracleFiles, rel):
 		return L0
 	case MatchAny(l.Guarded, rel):
 		return L1

@@ -4,7 +4,9 @@
 //
 // A process runs in its own process group with a scrubbed environment,
 // captured and capped output, and a timeout that kills the whole group, so
-// an agent that forks helpers cannot outlive its rollout.
+// an agent that forks helpers cannot outlive its rollout. Under the bwrap
+// level (see Jail) it also runs in namespaces of its own, where nothing
+// outside its workspace is writable and nothing of it outlives the run.
 package sandbox
 
 import (
@@ -12,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -43,6 +46,13 @@ type Spec struct {
 	// Timeout.
 	Offline      func(line []byte) bool
 	OfflineAfter time.Duration
+
+	// Jail is the isolation and the limits it runs under; Write are the
+	// directories it may write under the bwrap level (nil: Dir), Lock
+	// files inside them that stay read-only there.
+	Jail  Jail
+	Write []string
+	Lock  []string
 }
 
 // Result is what a finished process left behind.
@@ -63,15 +73,24 @@ type ExitError struct {
 	Command  string
 	ExitCode int
 	Stderr   string
+	Hint     string // what to do, when the jail may be why
 }
 
 func (e *ExitError) Error() string {
-	msg := lastLines(e.Stderr, 3, 300)
-	if msg == "" {
-		return fmt.Sprintf("%s: exit status %d", clip(e.Command, 60), e.ExitCode)
+	msg := fmt.Sprintf("%s: exit status %d", clip(e.Command, 60), e.ExitCode)
+	if last := lastLines(e.Stderr, 3, 300); last != "" {
+		msg += ": " + last
 	}
-	return fmt.Sprintf("%s: exit status %d: %s", clip(e.Command, 60), e.ExitCode, msg)
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
 }
+
+// jailHint explains a command the shell could not find or run under bwrap:
+// it sees only the system, its workspace and the paths let in.
+const jailHint = "under isolation bwrap a command sees only the system, its workspace, the program it starts and files its template names by absolute path: " +
+	"list what else it needs in the library's sandbox-read, or set isolation = none"
 
 // StartError is a process that could not be started at all (the shell
 // missing, an environment or argument list too large for the system).
@@ -102,12 +121,14 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if max <= 0 {
 		max = DefaultMaxOutput
 	}
-	c := exec.Command("/bin/sh", "-c", spec.Command)
-	c.Dir = spec.Dir
-	c.Env = spec.Env
-	if c.Env == nil {
-		c.Env = []string{}
+	env := spec.Env
+	if env == nil {
+		env = []string{}
 	}
+	argv := spec.Jail.command(spec.Command, spec.Dir, spec.writable(), spec.Lock, self())
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Dir = spec.Dir
+	c.Env = env
 	c.Stdin = bytes.NewReader(spec.Stdin)
 	stdout := &capped{max: max}
 	stderr := &capped{max: maxStderr}
@@ -121,8 +142,20 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	// Orphaned grandchildren may hold the pipes open; stop waiting for them.
 	c.WaitDelay = killGrace
 
+	// The process's lifeline (see Jail.lifeline): it gets the read end;
+	// the write end stays here until it is gone, and closes when this
+	// process ends, however it ends.
+	lifeline, hold, err := os.Pipe()
+	if err != nil {
+		return Result{}, err
+	}
+	defer hold.Close()
+	c.ExtraFiles = []*os.File{lifeline}
+
 	start := time.Now()
-	if err := c.Start(); err != nil {
+	err = c.Start()
+	lifeline.Close()
+	if err != nil {
 		return Result{}, &StartError{Command: spec.Command, Err: err}
 	}
 	pgid := c.Process.Pid
@@ -134,7 +167,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		case <-done:
 		}
 	}()
-	err := c.Wait()
+	err = c.Wait()
 	close(done)
 	// Anything the command left running in its group goes with it.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -160,11 +193,23 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	case ctx.Err() != nil:
 		return res, ctx.Err()
 	case err != nil && res.ExitCode != 0:
-		return res, &ExitError{Command: spec.Command, ExitCode: res.ExitCode, Stderr: string(res.Stderr)}
+		exit := &ExitError{Command: spec.Command, ExitCode: res.ExitCode, Stderr: string(res.Stderr)}
+		if spec.Jail.Level == LevelBwrap && (exit.ExitCode == 126 || exit.ExitCode == 127) {
+			exit.Hint = jailHint
+		}
+		return res, exit
 	case err != nil && !errors.Is(err, exec.ErrWaitDelay):
 		return res, fmt.Errorf("run %q: %w", clip(spec.Command, 60), err)
 	}
 	return res, nil
+}
+
+// writable is where the process may write under the bwrap level.
+func (spec Spec) writable() []string {
+	if spec.Write == nil && spec.Dir != "" {
+		return []string{spec.Dir}
+	}
+	return spec.Write
 }
 
 // killGroup sends SIGTERM to the process group, then SIGKILL after a grace

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/git-descent/git-descent/internal/fakellm"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 func TestMain(m *testing.M) {
@@ -44,6 +46,17 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, p)
 }
 
+// scriptCondition knows [bwrap]: the bwrap isolation level works here. With
+// DESCENT_REQUIRE_BWRAP set (.ci/run sets it) it is always true, so that a
+// machine where bwrap fails fails those scripts rather than skipping them.
+func scriptCondition(cond string) (bool, error) {
+	if cond != "bwrap" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	_, _, err := sandbox.Resolve(sandbox.LevelBwrap)
+	return err == nil || os.Getenv("DESCENT_REQUIRE_BWRAP") != "", nil
+}
+
 // scriptDir holds the end-to-end scripts.
 var scriptDir = filepath.Join("..", "..", "testdata", "scripts")
 
@@ -53,6 +66,7 @@ func scriptParams() testscript.Params {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup:               setupScript,
+		Condition:           scriptCondition,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			// A local OpenAI-compatible server serving the script's scripted replies.
 			"fakellm": fakellm.Cmd,

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // These tests run the real Claude Code and Codex CLIs against the server, and
@@ -52,6 +54,25 @@ func runClient(t *testing.T, dir, stdin string, env []string, path string, args 
 	return stdout.String()
 }
 
+// runJailed is runClient under git-descent's bwrap isolation level, with
+// the network (the server is on the loopback) and write access to write.
+func runJailed(t *testing.T, dir, stdin string, env, write []string, path string, args ...string) string {
+	t.Helper()
+	command := path
+	for _, a := range args {
+		command += " '" + a + "'"
+	}
+	res, err := sandbox.Run(context.Background(), sandbox.Spec{
+		Command: command, Dir: dir, Stdin: []byte(stdin), Timeout: clientTimeout,
+		Env:  append([]string{"PATH=" + os.Getenv("PATH")}, env...),
+		Jail: sandbox.Jail{Level: sandbox.LevelBwrap, Network: true}, Write: write,
+	})
+	if err != nil {
+		t.Fatalf("%s under bwrap: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(path), err, res.Stdout, res.Stderr)
+	}
+	return string(res.Stdout)
+}
+
 // claudeResult is the part of `claude -p --output-format json` the tests read.
 type claudeResult struct {
 	Result       string  `json:"result"`
@@ -69,9 +90,10 @@ type claudeResult struct {
 func runClaude(t *testing.T, s *Server, key, dir, prompt string, args ...string) claudeResult {
 	t.Helper()
 	path := requireClient(t, "claude", "npm install -g @anthropic-ai/claude-code@2.1.332")
+	home, config := t.TempDir(), t.TempDir()
 	env := []string{
-		"HOME=" + t.TempDir(),
-		"CLAUDE_CONFIG_DIR=" + t.TempDir(),
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=" + config,
 		"ANTHROPIC_BASE_URL=" + s.Origin(),
 		"ANTHROPIC_API_KEY=" + key,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
@@ -81,7 +103,12 @@ func runClaude(t *testing.T, s *Server, key, dir, prompt string, args ...string)
 		"CLAUDE_CODE_MAX_RETRIES=0", // a failing test fails in a second, not after ten retries over three minutes
 	}
 	args = append([]string{"-p", "--output-format", "json", "--setting-sources", "project", "--no-session-persistence"}, args...)
-	out := runClient(t, dir, prompt, env, path, args...)
+	var out string
+	if _, _, err := sandbox.Resolve(sandbox.LevelBwrap); err == nil {
+		out = runJailed(t, dir, prompt, env, []string{dir, home, config}, path, args...) // as git-descent runs it
+	} else {
+		out = runClient(t, dir, prompt, env, path, args...)
+	}
 	var res claudeResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("claude printed no JSON result (%v):\n%s", err, out)
@@ -161,7 +188,7 @@ type codexEvents struct {
 // runCodex runs `codex exec` in dir against s, which expects key, in the
 // given sandbox mode, and returns what it printed. The Codex home is the one
 // WriteCodexHome writes, with retries off so that a failing test fails fast.
-func runCodex(t *testing.T, s *Server, key, dir, sandbox, prompt string) codexEvents {
+func runCodex(t *testing.T, s *Server, key, dir, mode, prompt string) codexEvents {
 	t.Helper()
 	path := requireClient(t, "codex", "npm install -g @openai/codex@0.171.0")
 	home := t.TempDir()
@@ -169,8 +196,19 @@ func runCodex(t *testing.T, s *Server, key, dir, sandbox, prompt string) codexEv
 		t.Fatal(err)
 	}
 	appendFile(t, filepath.Join(home, "config.toml"), "request_max_retries = 0\nstream_max_retries = 0\n") // the provider's table is last
-	env := []string{"HOME=" + t.TempDir(), "CODEX_HOME=" + home, "OPENAI_API_KEY=" + key}
-	out := runClient(t, dir, prompt, env, path, "exec", "--json", "--strict-config", "--skip-git-repo-check", "--ephemeral", "--sandbox", sandbox, "-")
+	userHome := t.TempDir()
+	env := []string{"HOME=" + userHome, "CODEX_HOME=" + home, "OPENAI_API_KEY=" + key}
+	args := []string{"exec", "--json", "--strict-config", "--skip-git-repo-check", "--ephemeral", "--sandbox", mode, "-"}
+	var out string
+	if _, _, err := sandbox.Resolve(sandbox.LevelBwrap); err == nil {
+		// Where bubblewrap works git-descent runs Codex inside its own
+		// sandbox, with Codex's off (agent.Preset.Jailed): Codex's needs
+		// namespaces it cannot make inside another, nor in many containers.
+		args[len(args)-2] = "danger-full-access"
+		out = runJailed(t, dir, prompt, env, []string{dir, home, userHome}, path, args...)
+	} else {
+		out = runClient(t, dir, prompt, env, path, args...)
+	}
 	var ev codexEvents
 	lines := bufio.NewScanner(strings.NewReader(out))
 	for lines.Scan() {
@@ -214,7 +252,7 @@ func TestCodexAnswers(t *testing.T) {
 
 // TestCodexEditsAsProposer has Codex edit a skill with apply_patch, which
 // Codex 0.171 offers through exec_command (it intercepts the heredoc), in the
-// workspace-write sandbox.
+// workspace-write sandbox, or in git-descent's where bubblewrap works.
 func TestCodexEditsAsProposer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -24,6 +24,7 @@ import (
 	"github.com/git-descent/git-descent/internal/gittest"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 func TestMain(m *testing.M) {
@@ -43,10 +44,13 @@ func TestMain(m *testing.M) {
 // itself: `git fsck` finds nothing wrong, dev and stable are where the
 // journal left them and stable is an ancestor of dev, each proposal merged
 // into dev is recorded as committed, each committed decision's merge is on
-// dev, and no proposal a worker made is lost undecided; after a run that
-// ended by itself, no workspace, seat or proposer's directory is left. Runs resume in the same repository until one ends by
-// itself; then a fresh repository starts. 100 kills; 20 with -short.
-// KILL_SEED replays a run.
+// dev, no proposal is decided again after a final decision, and no proposal
+// a worker made is lost undecided; under the bwrap isolation level, no
+// child of an agent or proposer (each leaves a setsid one) outlives it or
+// the killed run; after a run that ended by itself, no workspace, seat or
+// proposer's directory is left. Runs resume in the same repository until
+// one ends by itself; then a fresh repository starts. 100 kills; 20 with
+// -short. KILL_SEED replays a run.
 func TestKillAnywhere(t *testing.T) {
 	kills := 100
 	if testing.Short() {
@@ -82,6 +86,9 @@ func TestKillAnywhere(t *testing.T) {
 				killed++
 			}
 			err := checkLedger(dir, demo.Name)
+			if err == nil && jailed() {
+				err = checkNoSurvivors()
+			}
 			if err == nil && done {
 				err = checkNoLeftovers(tmp, filepath.Join(dir, ".git", "descent", "tmp"))
 			}
@@ -128,7 +135,13 @@ func demoRepo(t *testing.T, exe string) string {
 			t.Fatal(err)
 		}
 	}
-	init := exec.Command(exe, "init", demo.Path, "--run", "git-descent demo-agent", "--proposer", "git-descent demo-propose",
+	run, propose := "git-descent demo-agent", "git-descent demo-propose"
+	if jailed() {
+		// Each agent and proposer leaves a child in a session of its own,
+		// which must die with it, or with the run killed under it.
+		run, propose = "setsid sleep "+survivor+"1 >/dev/null 2>&1 & "+run, "setsid sleep "+survivor+"2 >/dev/null 2>&1 & "+propose
+	}
+	init := exec.Command(exe, "init", demo.Path, "--run", run, "--proposer", propose,
 		"--scorer", "exact", "--layout", "repo", "--frozen", "evals/**", "--guarded", "scripts/**")
 	init.Dir = dir
 	if out, err := init.CombinedOutput(); err != nil {
@@ -197,9 +210,15 @@ func checkLedger(dir, lib string) error {
 	}
 	latest := map[git.Hash]ledger.Decision{}
 	for _, d := range ds {
-		if !d.Proposal.IsZero() {
-			latest[d.Proposal] = d // oldest round first: the last is the newest
+		if d.Proposal.IsZero() {
+			continue
 		}
+		// Oldest round first: the last is the newest. A final outcome
+		// (anything but re-filed or waiting as promising) is the last.
+		if prev, ok := latest[d.Proposal]; ok && final(prev.Outcome) {
+			return fmt.Errorf("proposal %s was decided twice: %s in round %d, then %s in round %d", d.Proposal.Short(), prev.Outcome, prev.Round, d.Outcome, d.Round)
+		}
+		latest[d.Proposal] = d
 	}
 	dev, err := repo.ResolveRef(ctx, refs.Dev())
 	if errors.Is(err, git.ErrRefNotFound) {
@@ -248,6 +267,9 @@ func checkLedger(dir, lib string) error {
 	return checkNoneLost(ctx, repo, refs, head.State, latest)
 }
 
+// final reports an outcome after which a proposal is never decided again.
+func final(o ledger.Outcome) bool { return !o.Refiled() && o != ledger.Promising }
+
 // checkNoneLost checks that every commit a worker branch ever held (its
 // reflog) is decided, queued in the journal, or still at a branch's head.
 func checkNoneLost(ctx context.Context, repo *git.Repo, refs ledger.Refs, state ledger.State, latest map[git.Hash]ledger.Decision) error {
@@ -291,6 +313,44 @@ func checkNoneLost(ctx context.Context, repo *git.Repo, refs ledger.Refs, state 
 		}
 		return s.Err()
 	})
+}
+
+// jailed reports whether agents and proposers run under the bwrap
+// isolation level here (the demo's library leaves it at auto).
+func jailed() bool {
+	level, _, _ := sandbox.Resolve(sandbox.LevelAuto)
+	return level == sandbox.LevelBwrap
+}
+
+// survivor marks the children the agents and proposers leave behind: sleep
+// reads it as a number of seconds.
+const survivor = "987.6"
+
+// checkNoSurvivors checks that no child of an agent or proposer outlived
+// it, or the run: it allows the kernel a moment to tear a PID namespace
+// down.
+func checkNoSurvivors() error {
+	var left []string
+	for try := 0; try < 50; try++ {
+		left = left[:0]
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			// The sleep itself, not a process whose arguments name it (bwrap).
+			if data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.HasPrefix(string(data), "sleep\x00"+survivor) {
+				left = append(left, e.Name())
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, pid := range left {
+		if n, err := strconv.Atoi(pid); err == nil {
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	}
+	return fmt.Errorf("processes %v, children of agents or proposers, outlived them", left)
 }
 
 // checkNoLeftovers checks that dirs hold nothing git-descent made: after a

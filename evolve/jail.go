@@ -1,0 +1,71 @@
+package evolve
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/sandbox"
+)
+
+// isolate resolves the library's isolation level once per run (auto
+// becomes bwrap or none, an unavailable bwrap stops the run with its fix)
+// and keeps the line that reports it.
+func (r *runner) isolate() error {
+	level, why, err := sandbox.Resolve(r.lib.Isolation)
+	if err != nil {
+		return fmt.Errorf("library %q: %w", r.lib.Name, err)
+	}
+	r.level = level
+	r.summary.Isolation = level
+	var limits []string
+	if level == sandbox.LevelBwrap {
+		net := map[bool]string{true: "on", false: "off"}
+		limits = append(limits, "network "+net[r.network(false)]+" for commands, "+net[r.network(true)]+" for claude and codex")
+	}
+	if m := r.lib.MemoryLimit; m > 0 {
+		limits = append(limits, fmt.Sprintf("%d MiB of data", m>>20))
+	}
+	cpu := "CPU time up to each timeout"
+	if r.lib.CPULimit > 0 {
+		cpu = "CPU time " + r.lib.CPULimit.String()
+	}
+	r.isolation = why + ": " + strings.Join(append(limits, cpu), ", ") + " per process"
+	return nil
+}
+
+// network reports whether processes under bwrap keep the network: as the
+// library says, else only the CLI agents, which need their model's API.
+func (r *runner) network(cli bool) bool {
+	if r.lib.Network != "" {
+		return r.lib.Network == "true"
+	}
+	return cli
+}
+
+// jail is how an agent, proposer or oracle process of the library runs:
+// at the run's level, the repository and its git directory hidden, the
+// library's sandbox-read paths visible, the limits of the library (CPU
+// time no more than timeout, by default).
+func (r *runner) jail(cli bool, timeout time.Duration) sandbox.Jail {
+	return jailOf(r.lib, r.level, r.network(cli), r.repo.Top(), r.repo.GitDir(), timeout)
+}
+
+func jailOf(lib *library.Library, level string, network bool, top, gitDir string, timeout time.Duration) sandbox.Jail {
+	j := sandbox.Jail{Level: level, Network: network, Memory: lib.MemoryLimit, CPU: lib.CPULimit, Hide: []string{gitDir}}
+	if top != "" {
+		j.Hide = append(j.Hide, top)
+	}
+	if j.CPU == 0 {
+		j.CPU = timeout
+	}
+	for _, p := range lib.SandboxRead {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(top, filepath.FromSlash(p))
+		}
+		j.Read = append(j.Read, filepath.Clean(p))
+	}
+	return j
+}
