@@ -29,11 +29,18 @@ func BenchmarkProposalOverhead(b *testing.B) {
 	for _, c := range []struct {
 		workers, files, libFiles, tasks int
 		async                           bool
-	}{{1, 0, 1, 24, false}, {4, 0, 1, 24, false}, {4, 10000, 20, 40, false}, {4, 10000, 20, 40, true}} {
+		isolation                       string
+	}{
+		{1, 0, 1, 24, false, "none"}, {4, 0, 1, 24, false, "none"}, {4, 10000, 20, 40, false, "none"}, {4, 10000, 20, 40, true, "none"},
+		{4, 10000, 20, 40, false, "bwrap"}, // what the jail costs, where bubblewrap works
+	} {
 		workers := c.workers
 		name := fmt.Sprintf("workers=%d/files=%d", workers, c.files)
 		if c.async {
 			name += "/async"
+		}
+		if c.isolation != "none" {
+			name += "/" + c.isolation
 		}
 		b.Run(name, func(b *testing.B) {
 			const rounds = 4
@@ -41,7 +48,7 @@ func BenchmarkProposalOverhead(b *testing.B) {
 			var elapsed time.Duration
 			var rollouts int64
 			for i := 0; i < b.N; i++ {
-				repo, lib := benchRepo(b, c.files, c.libFiles, c.tasks)
+				repo, lib := benchRepo(b, c.files, c.libFiles, c.tasks, c.isolation)
 				start := time.Now()
 				sum, err := Evolve(context.Background(), repo, lib, Options{Workers: workers, Rounds: rounds, Jobs: 2 * workers, Async: c.async})
 				if err != nil {
@@ -62,9 +69,9 @@ func BenchmarkProposalOverhead(b *testing.B) {
 
 // benchRepo builds a repository of files other files and a library of
 // libFiles files and tasks tasks, whose agent answers instantly and whose
-// proposer always makes a new edit. git-descent is built once and put first
+// proposer always makes a new edit, at an isolation level. git-descent is built once and put first
 // on PATH, since git runs it as the merge driver.
-func benchRepo(b *testing.B, files, libFiles, tasks int) (*git.Repo, *library.Library) {
+func benchRepo(b *testing.B, files, libFiles, tasks int, isolation string) (*git.Repo, *library.Library) {
 	b.Helper()
 	bin := buildOnce(b)
 	b.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -96,9 +103,10 @@ func benchRepo(b *testing.B, files, libFiles, tasks int) (*git.Repo, *library.Li
 	}
 	file := library.File(repo)
 	for k, v := range map[string]string{
-		"library.s.path":     "skills/s",
-		"library.s.run":      "echo answer",
-		"library.s.proposer": `echo "edit $DESCENT_WORKER $(date +%s%N)" >> "$DESCENT_SKILL_DIR/SKILL.md"`,
+		"library.s.path":      "skills/s",
+		"library.s.isolation": isolation,
+		"library.s.run":       "echo answer",
+		"library.s.proposer":  `echo "edit $DESCENT_WORKER $(date +%s%N)" >> "$DESCENT_SKILL_DIR/SKILL.md"`,
 	} {
 		if err := repo.ConfigSet(ctx, file, k, v); err != nil {
 			b.Fatal(err)

@@ -3,6 +3,7 @@ package evolve
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +23,7 @@ func (r *runner) isolate() error {
 	r.summary.Isolation = level
 	var limits []string
 	if level == sandbox.LevelBwrap {
-		net := map[bool]string{true: "on", false: "off"}
-		limits = append(limits, "network "+net[r.network(false)]+" for commands, "+net[r.network(true)]+" for claude and codex")
+		limits = append(limits, r.networkLine())
 	}
 	if m := r.lib.MemoryLimit; m > 0 {
 		limits = append(limits, fmt.Sprintf("%d MiB of data", m>>20))
@@ -34,6 +34,25 @@ func (r *runner) isolate() error {
 	}
 	r.isolation = why + ": " + strings.Join(append(limits, cpu), ", ") + " per process"
 	return nil
+}
+
+// networkLine says who has the network under bwrap.
+func (r *runner) networkLine() string {
+	var clis []string
+	for _, role := range []string{r.lib.Run, r.lib.Proposer} {
+		if (role == library.RunnerClaude || role == library.RunnerCodex) && !slices.Contains(clis, role) {
+			clis = append(clis, role)
+		}
+	}
+	switch {
+	case r.lib.Network == "true":
+		return "network on"
+	case r.lib.Network == "false":
+		return "network off"
+	case len(clis) > 0:
+		return "network on for " + strings.Join(clis, " and ") + " (its API), off for commands"
+	}
+	return "network off (network = true allows it)"
 }
 
 // network reports whether processes under bwrap keep the network: as the
