@@ -45,6 +45,10 @@ type Repo struct {
 	paths  sync.Map    // object + "\x00" + path → Hash, for TreeOf (objects never change)
 	cache  objectCache // trees, blobs and parents read in process
 	merges sync.Map    // ours + ".." + theirs → merged, for MergeTree
+	packed packedRefs  // packed-refs, parsed, for readRef
+
+	reftableOnce sync.Once
+	isReftable   bool
 }
 
 // Open finds the repository containing dir, like git does from a working

@@ -11,6 +11,12 @@ import (
 // ResolveRef returns the object a ref or revision names. It returns
 // ErrRefNotFound when it does not exist.
 func (r *Repo) ResolveRef(ctx context.Context, rev string) (Hash, error) {
+	if h, ok, err := r.readRef(rev); ok {
+		if errors.Is(err, ErrRefNotFound) {
+			return "", fmt.Errorf("%s: %w", rev, err)
+		}
+		return h, err
+	}
 	// "^{object}" makes git check that the object exists; after a colon
 	// (commit:path) it would be read as part of the path.
 	spec := rev
