@@ -143,7 +143,7 @@ func (p *ExecProposer) Propose(ctx context.Context, req ProposeRequest) (Rationa
 		Env:     env,
 		Stdin:   []byte(brief),
 		Timeout: p.Timeout,
-		Jail:    jailed(p.Jail, p.Command, env),
+		Jail:    p.Jail.For(p.Command, env),
 		Write:   []string{req.Worktree, req.Control},
 	})
 	if err != nil {
@@ -173,7 +173,7 @@ func (p *ExecProposer) proposeCLI(ctx context.Context, req ProposeRequest, comma
 		Command:      command,
 		Dir:          req.SkillDir,
 		Env:          env,
-		Jail:         jailed(p.Jail, p.Command, env),
+		Jail:         p.Jail.For(p.Command, env),
 		Write:        []string{req.Worktree, req.Control},
 		Stdin:        []byte(brief),
 		Timeout:      p.Timeout,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +196,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		spec.Offline, spec.OfflineAfter = e.CLI.Offline, e.CLI.OfflineAfter
 	}
 	spec.Env = sandbox.Environ(e.Allow, set, e.ExePath)
-	spec.Jail, spec.Write = jailed(e.Jail, e.Command, spec.Env), []string{req.Workspace, req.Control}
+	spec.Jail, spec.Write = e.Jail.For(e.Command, spec.Env), []string{req.Workspace, req.Control}
 	res, err := sandbox.Run(ctx, spec)
 	resp := Response{Output: string(res.Stdout), Truncated: res.Truncated, Stderr: string(res.Stderr)}
 	infra := processFailure(err)
@@ -217,13 +216,6 @@ func (e *Exec) Run(ctx context.Context, req Request) (Response, error) {
 		resp.Output = string(data)
 	}
 	return resp, nil
-}
-
-// jailed is the jail a command template runs in: j, with what the
-// template itself needs to see (its program, the files it names) visible.
-func jailed(j sandbox.Jail, template string, env []string) sandbox.Jail {
-	j.Read = append(slices.Clone(j.Read), sandbox.Needs(template, env)...)
-	return j
 }
 
 // processFailure returns the transient InfraError for an agent process that

@@ -69,18 +69,15 @@ func (r *runner) network(cli bool) bool {
 // library's sandbox-read paths visible, the limits of the library (CPU
 // time no more than timeout, by default).
 func (r *runner) jail(cli bool, timeout time.Duration) sandbox.Jail {
-	return jailOf(r.lib, r.level, r.network(cli), r.repo.Top(), r.repo.GitDir(), timeout)
-}
-
-func jailOf(lib *library.Library, level string, network bool, top, gitDir string, timeout time.Duration) sandbox.Jail {
-	j := sandbox.Jail{Level: level, Network: network, Memory: lib.MemoryLimit, CPU: lib.CPULimit, Hide: []string{gitDir}}
+	top := r.repo.Top()
+	j := sandbox.Jail{Level: r.level, Network: r.network(cli), Memory: r.lib.MemoryLimit, CPU: r.lib.CPULimit, Hide: []string{r.repo.GitDir()}}
 	if top != "" {
 		j.Hide = append(j.Hide, top)
 	}
 	if j.CPU == 0 {
 		j.CPU = timeout
 	}
-	for _, p := range lib.SandboxRead {
+	for _, p := range r.lib.SandboxRead {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(top, filepath.FromSlash(p))
 		}

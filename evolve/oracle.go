@@ -131,14 +131,12 @@ func (o *oracle) run(ctx context.Context, cand, dev git.Hash) (oracleRun, error)
 	}
 	report := filepath.Join(reports, "report")
 	env := sandbox.Environ(o.lib.Env, map[string]string{"DESCENT_SKILL_DIR": dir, "HOME": home, "DESCENT_ORACLE_REPORT": report}, o.exe)
-	jail := o.jail
-	jail.Read = append(slices.Clone(jail.Read), sandbox.Needs(o.lib.Oracle, env)...)
 	res, err := sandbox.Run(ctx, sandbox.Spec{
 		Command: o.lib.Oracle,
 		Dir:     dir,
 		Env:     env,
 		Timeout: o.lib.OracleTimeout,
-		Jail:    jail,
+		Jail:    o.jail.For(o.lib.Oracle, env),
 		Write:   []string{ws.Dir},
 		Lock:    slices.Sorted(maps.Keys(frozen)),
 	})
@@ -170,13 +168,9 @@ func (o *oracle) run(ctx context.Context, cand, dev git.Hash) (oracleRun, error)
 // their contents, by absolute path, to compare after the run.
 func lockFrozen(dir string, lib *library.Library) (map[string][]byte, error) {
 	frozen := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil || lib.LayerOf(filepath.ToSlash(rel)) != library.L0 {
-			return err
+	err := walkFrozen(dir, lib, func(p string, d os.DirEntry) error {
+		if !d.Type().IsRegular() {
+			return nil
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -203,18 +197,21 @@ func changedFrozen(dir string, frozen map[string][]byte) string {
 // removeFrozen deletes the candidate's files in L0 paths before dev's are
 // written: a file the candidate added there cannot shadow anything.
 func removeFrozen(dir string, lib *library.Library) error {
+	return walkFrozen(dir, lib, func(p string, _ os.DirEntry) error { return os.Remove(p) })
+}
+
+// walkFrozen calls fn on every file under dir (anything but a directory)
+// in an L0 path of the library.
+func walkFrozen(dir string, lib *library.Library, fn func(path string, d os.DirEntry) error) error {
 	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		rel, err := filepath.Rel(dir, p)
-		if err != nil {
+		if err != nil || lib.LayerOf(filepath.ToSlash(rel)) != library.L0 {
 			return err
 		}
-		if lib.LayerOf(filepath.ToSlash(rel)) == library.L0 {
-			return os.Remove(p)
-		}
-		return nil
+		return fn(p, d)
 	})
 }
 

@@ -241,13 +241,13 @@ func namedFiles(command string) []string {
 	return files
 }
 
-// Needs are the paths outside the system a command template needs to see
+// needs are the paths outside the system a command template needs to see
 // under the bwrap level when they lie in a hidden directory: the program it
 // starts, as the PATH of env finds it, and when that is a symlink the
 // directory it resolves to (an npm package, a native installer's
 // versions), and the files it names by absolute path. It reads the template, never the expanded command: a
 // prompt or a task cannot name what becomes visible.
-func Needs(template string, env []string) []string {
+func needs(template string, env []string) []string {
 	var paths []string
 	if prog := program(template); prog != "" {
 		if path, err := lookPath(prog, env); err == nil {
@@ -258,6 +258,15 @@ func Needs(template string, env []string) []string {
 		}
 	}
 	return append(paths, namedFiles(template)...)
+}
+
+// For is the jail a command template runs in with the environment env:
+// under bwrap, j with what the template needs to see (needs) readable too.
+func (j Jail) For(template string, env []string) Jail {
+	if j.Level == LevelBwrap {
+		j.Read = append(slices.Clone(j.Read), needs(template, env)...)
+	}
+	return j
 }
 
 // self is the directory of git-descent itself, first on every PATH it

@@ -100,7 +100,7 @@ func TestBwrapHidesAndConfines(t *testing.T) {
 		"grep -c eth /proc/net/dev",
 	}, "; ")
 	for _, level := range []string{LevelNone, LevelBwrap} {
-		res, err := runIn(t, Jail{Level: level, Hide: []string{repo}, Read: Needs("sh "+script, Environ(nil, nil, ""))}, ws, probe)
+		res, err := runIn(t, Jail{Level: level, Hide: []string{repo}}.For("sh "+script, Environ(nil, nil, "")), ws, probe)
 		out := string(res.Stdout)
 		_, outErr := os.Stat(outside)
 		if level == LevelNone {
