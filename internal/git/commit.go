@@ -51,6 +51,9 @@ func (r *Repo) CommitTree(ctx context.Context, req CommitTreeRequest) (Hash, err
 
 // HashObject writes data as a blob and returns its name.
 func (r *Repo) HashObject(ctx context.Context, data []byte) (Hash, error) {
+	if r.ownWrites(ctx) {
+		return r.writeBlob(data)
+	}
 	out, err := r.run(ctx, cmd{stdin: data}, "hash-object", "-w", "--stdin")
 	if err != nil {
 		return "", err

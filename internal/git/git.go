@@ -49,6 +49,9 @@ type Repo struct {
 
 	reftableOnce sync.Once
 	isReftable   bool
+
+	ownWritesOnce sync.Once // see ownWrites
+	canWrite      bool
 }
 
 // Open finds the repository containing dir, like git does from a working

@@ -1,6 +1,7 @@
 package git
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -132,9 +134,9 @@ func TestSetRefCompareAndSwap(t *testing.T) {
 	}
 }
 
-// ReplaceDir computes trees in process and writes them with mktree; git's
-// own index (EditTree: read-tree, update-index, write-tree) must build the
-// very same trees, names sorted the way git sorts them included.
+// ReplaceDir computes and writes trees in process; git's own index
+// (read-tree, update-index, write-tree) must build the very same trees,
+// names sorted the way git sorts them included.
 func TestReplaceDirMatchesGitsIndex(t *testing.T) {
 	ctx, r := context.Background(), testRepo(t)
 	c := commitFile(t, r, "", "README.md", "r\n")
@@ -194,10 +196,7 @@ func TestReplaceDirMatchesGitsIndex(t *testing.T) {
 		for _, f := range tc.files {
 			edits = append(edits, TreeEdit{Path: tc.dir + "/" + f.Path, Mode: f.Mode, Hash: f.Hash})
 		}
-		want, err := r.EditTree(ctx, c, edits)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := indexTree(t, r, c, edits)
 		if got != want {
 			t.Errorf("%s: ReplaceDir = %s, git's index builds %s", tc.name, got, want)
 		}
@@ -366,5 +365,144 @@ func TestGitRunsNoHooksAndGetsNoSecrets(t *testing.T) {
 		if strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "GIT_INDEX_FILE=") {
 			t.Errorf("git's environment has %s", kv)
 		}
+	}
+}
+
+// indexTree applies edits to base the way git's own index does (read-tree,
+// update-index --index-info, write-tree, in a private index file), for
+// checking the trees git-descent builds in process.
+func indexTree(t *testing.T, r *Repo, base Hash, edits []TreeEdit) Hash {
+	t.Helper()
+	ctx := context.Background()
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
+	if _, err := r.run(ctx, cmd{env: env}, "read-tree", string(base)); err != nil {
+		t.Fatal(err)
+	}
+	var info strings.Builder
+	for _, e := range edits {
+		mode := e.Mode
+		if mode == 0 {
+			mode = ModeFile
+		}
+		if e.Hash.IsZero() {
+			mode = 0
+		}
+		fmt.Fprintf(&info, "%o %s\t%s\x00", mode, cmp.Or(e.Hash, ZeroHash), e.Path)
+	}
+	if _, err := r.run(ctx, cmd{env: env, stdin: []byte(info.String())}, "update-index", "-z", "--index-info"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.run(ctx, cmd{env: env}, "write-tree")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Hash(strings.TrimSpace(string(out)))
+}
+
+// EditTree works in process; for every kind of edit the journal and the
+// notes make (and a few they do not), it must build the tree git's index
+// builds.
+func TestEditTreeMatchesGitsIndex(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	c := commitFile(t, r, "", "README.md", "r\n")
+	for _, f := range []string{"decisions/r0001/a.json", "decisions/r0001/b.json", "decisions/r0002/a.json", "ab/cdef", "state.json", "x-y/z"} {
+		c = commitFile(t, r, c, f, f+"\n")
+	}
+	blob, err := r.HashObject(ctx, []byte("new\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edits []TreeEdit
+	}{
+		{"replace a file", []TreeEdit{{Path: "state.json", Hash: blob}}},
+		{"add beside and below", []TreeEdit{{Path: "decisions/r0003/c.json", Hash: blob}, {Path: "decisions/r0001/c.json", Hash: blob}, {Path: "x.y", Hash: blob}}},
+		{"unfan a note", []TreeEdit{{Path: "ab/cdef"}, {Path: "abcdef", Hash: blob}}},
+		{"remove what is not there", []TreeEdit{{Path: "no/such/file"}, {Path: "README.md/below"}, {Path: "gone"}}},
+		{"remove the last file of a directory", []TreeEdit{{Path: "x-y/z"}}},
+		{"the last edit of a path wins", []TreeEdit{{Path: "state.json", Hash: blob}, {Path: "state.json"}, {Path: "run", Mode: ModeExecutable, Hash: blob}}},
+	} {
+		got, err := r.EditTree(ctx, c, tc.edits)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if want := indexTree(t, r, c, tc.edits); got != want {
+			t.Errorf("%s: EditTree = %s, git's index builds %s", tc.name, got, want)
+		}
+		if _, err := r.run(ctx, cmd{}, "cat-file", "-e", string(got)); err != nil {
+			t.Errorf("%s: the tree was not stored: %v", tc.name, err)
+		}
+	}
+	if got, err := r.EditTree(ctx, "", []TreeEdit{{Path: "a/b", Hash: blob}, {Path: "a/b"}}); err != nil || got != EmptyTree {
+		t.Errorf("a tree whose only file is removed again = %s, %v; want the empty tree", got, err)
+	}
+	for _, bad := range []string{"README.md/below", "../x", "a//b", ".git/config", "a/"} {
+		if _, err := r.EditTree(ctx, c, []TreeEdit{{Path: bad, Hash: blob}}); err == nil {
+			t.Errorf("EditTree wrote %q", bad)
+		}
+	}
+}
+
+// Blobs and trees written in process are loose objects git reads and
+// fsck accepts, read-only like git's own; writing one again renews it
+// rather than failing; and where git must apply permissions of its own
+// (core.sharedRepository), git writes them.
+func TestOwnWritesAreGitsObjects(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	if !r.ownWrites(ctx) {
+		t.Fatal("a plain repository's objects are not written in process")
+	}
+	data := []byte("some content\x00with a NUL\n")
+	h, err := r.HashObject(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.run(ctx, cmd{stdin: data}, "hash-object", "--stdin")
+	if err != nil || Hash(strings.TrimSpace(string(want))) != h {
+		t.Fatalf("HashObject = %s; git names it %s (%v)", h, want, err)
+	}
+	if out, err := r.run(ctx, cmd{}, "cat-file", "blob", string(h)); err != nil || string(out) != string(data) {
+		t.Fatalf("git reads %q, %v", out, err)
+	}
+	file := filepath.Join(r.gitDir, "objects", string(h[:2]), string(h[2:]))
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o444 {
+		t.Fatalf("loose object %s: %v, %v (want mode 0444)", file, fi, err)
+	}
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(file, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := r.HashObject(ctx, data); err != nil || again != h {
+		t.Fatalf("writing it again: %s, %v", again, err)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.ModTime().Before(time.Now().Add(-time.Hour)) {
+		t.Errorf("an object written again keeps its old time (%v, %v): a prune could remove it", fi.ModTime(), err)
+	}
+	c := commitFile(t, r, "", "a/b/c.txt", "c\n")
+	if _, err := r.EditTree(ctx, c, []TreeEdit{{Path: "a/d", Hash: h}}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.run(ctx, cmd{}, "fsck", "--strict", "--no-dangling"); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(r.gitDir, "objects", "tmp_obj_*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+
+	shared := testRepo(t)
+	if _, err := shared.run(ctx, cmd{}, "config", "core.sharedRepository", "group"); err != nil {
+		t.Fatal(err)
+	}
+	if shared.ownWrites(ctx) {
+		t.Fatal("a shared repository's objects are written in process, without git's permissions")
+	}
+	h, err = shared.HashObject(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(shared.gitDir, "objects", string(h[:2]))); err != nil || fi.Mode()&os.ModeSetgid == 0 {
+		t.Errorf("git did not write the shared repository's object (%v, %v)", fi, err)
 	}
 }

@@ -20,9 +20,10 @@ import (
 )
 
 // A proposer's edit is written without an index (decision 58): the files it
-// changed become blobs with one `git hash-object --stdin-paths`, the trees
-// above them are computed in process and written with one `git mktree
-// --batch`, so what an edit costs does not grow with the repository.
+// changed become blobs, the trees above them are computed in process, and
+// both are written in process (loose.go, decision 69) or, where git must
+// write them, with one `git hash-object --stdin-paths` and one `git mktree
+// --batch`; so what an edit costs does not grow with the repository.
 
 // ModeTree is the mode git records for a directory.
 const ModeTree Mode = 0o040000
@@ -70,13 +71,23 @@ func Binary(data []byte) bool {
 func (r *Repo) BlobName(data []byte) Hash { return r.objectName("blob", data) }
 
 // WriteBlobs stores the files at paths (absolute) as blobs, byte for byte
-// (no filters: what a rollout lays out is what was written), with one git
-// process, and returns their names in order. Like Snapshot's staging did,
-// it is tried up to three times when a concurrent gc removed the object
-// directory git had just made.
+// (no filters: what a rollout lays out is what was written), in process or
+// with one git process, and returns their names in order. git is tried up
+// to three times when a concurrent gc removed the object directory it had
+// just made.
 func (r *Repo) WriteBlobs(ctx context.Context, paths []string) ([]Hash, error) {
 	if len(paths) == 0 {
 		return nil, nil
+	}
+	if r.ownWrites(ctx) {
+		hs := make([]Hash, len(paths))
+		for i, p := range paths {
+			var err error
+			if hs[i], err = r.writeFileBlob(p); err != nil {
+				return nil, err
+			}
+		}
+		return hs, nil
 	}
 	var in strings.Builder
 	for _, p := range paths {
@@ -121,9 +132,7 @@ func objectRace(err error) bool {
 // the directory dir (slash-separated, from the root) holding exactly files:
 // paths relative to dir, whose blobs are already stored. Directories left
 // empty disappear, as in git. It returns the new root tree. Only the trees
-// from dir up to the root are read (in process) and written (by one `git
-// mktree --batch`); each name git gives is checked against the one
-// computed here.
+// from dir up to the root are read and written (treeWriter.write).
 func (r *Repo) ReplaceDir(ctx context.Context, base Hash, dir string, files []TreeEntry) (Hash, error) {
 	w := treeWriter{r: r}
 	child, err := w.build(files)
@@ -213,10 +222,11 @@ func setEntry(entries []dirEntry, name string, child Hash) []dirEntry {
 }
 
 // treeWriter computes trees in process and queues them, children first,
-// for one `git mktree --batch`.
+// to be written together.
 type treeWriter struct {
 	r     *Repo
-	batch bytes.Buffer // mktree -z --batch input
+	raw   [][]byte     // the queued trees' contents, in order
+	batch bytes.Buffer // the same as `git mktree -z --batch` input
 	names []Hash       // the names computed for the queued trees, in order
 }
 
@@ -292,12 +302,26 @@ func (w *treeWriter) add(entries []dirEntry) Hash {
 	w.batch.WriteByte(0)
 	h := w.r.objectName("tree", raw.Bytes())
 	w.names = append(w.names, h)
+	w.raw = append(w.raw, raw.Bytes())
 	return h
 }
 
-// write stores the queued trees.
+// write stores the queued trees: in process, or with one `git mktree
+// --batch` whose every name is checked against the one computed here.
 func (w *treeWriter) write(ctx context.Context) error {
 	if len(w.names) == 0 {
+		return nil
+	}
+	if w.r.ownWrites(ctx) {
+		for i, raw := range w.raw {
+			h, err := w.r.writeObject("tree", int64(len(raw)), bytes.NewReader(raw))
+			if err != nil {
+				return err
+			}
+			if h != w.names[i] {
+				return fmt.Errorf("write trees: wrote %s, computed %s", h, w.names[i])
+			}
+		}
 		return nil
 	}
 	out, err := w.r.run(ctx, cmd{stdin: w.batch.Bytes()}, "mktree", "-z", "--batch")

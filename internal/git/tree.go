@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	gogit "github.com/go-git/go-git/v5"
@@ -177,43 +178,84 @@ type TreeEdit struct {
 	Hash Hash
 }
 
-// EditTree applies edits to base (zero base means an empty tree) and writes
-// the result, returning its name. It uses a private index file, so neither
-// the user's index nor any working tree is touched.
+// EditTree applies edits, in order, to base (a commit or a tree; zero
+// means an empty tree) and writes the result, returning its name.
+// Removing a path that is not there does nothing. Only the trees on the
+// edited paths are read and written (treeWriter), so no index or working
+// tree is touched and the cost does not grow with the tree.
 func (r *Repo) EditTree(ctx context.Context, base Hash, edits []TreeEdit) (Hash, error) {
-	tmp, err := os.MkdirTemp(r.tmpDir(), "index-")
-	if err != nil {
-		return "", fmt.Errorf("edit tree: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
+	var root Hash
 	if !base.IsZero() {
-		if _, err := r.run(ctx, cmd{env: env}, "read-tree", string(base)); err != nil {
+		var err error
+		if root, err = r.TreeOf(ctx, base, ""); err != nil {
 			return "", err
 		}
-	} else if _, err := r.run(ctx, cmd{env: env}, "read-tree", "--empty"); err != nil {
-		return "", err
 	}
-	var info strings.Builder
-	for _, e := range edits {
-		if e.Hash.IsZero() {
-			fmt.Fprintf(&info, "0 %s\t%s\x00", ZeroHash, e.Path)
-			continue
-		}
-		mode := e.Mode
-		if mode == 0 {
-			mode = ModeFile
-		}
-		fmt.Fprintf(&info, "%o %s\t%s\x00", mode, e.Hash, e.Path)
-	}
-	if _, err := r.run(ctx, cmd{env: env, stdin: []byte(info.String())}, "update-index", "-z", "--index-info"); err != nil {
-		return "", err
-	}
-	out, err := r.run(ctx, cmd{env: env}, "write-tree")
+	w := treeWriter{r: r}
+	h, err := w.edit(root, edits)
 	if err != nil {
 		return "", err
 	}
-	return parseHash(out)
+	if err := w.write(ctx); err != nil {
+		return "", err
+	}
+	if h == "" {
+		return r.emptyTree(), nil
+	}
+	return h, nil
+}
+
+// edit queues tree (a tree's name, "" for none) with edits applied, their
+// paths relative to it, and returns its name, "" when it ends up empty.
+func (w *treeWriter) edit(tree Hash, edits []TreeEdit) (Hash, error) {
+	var entries []dirEntry
+	if tree != "" && tree != w.r.emptyTree() {
+		var err error
+		if entries, err = w.r.readDir(tree); err != nil {
+			return "", err
+		}
+	}
+	var order []string
+	below := map[string][]TreeEdit{}
+	for _, e := range edits {
+		name, rest, nested := strings.Cut(e.Path, "/")
+		if name == "" || name == "." || name == ".." || strings.EqualFold(name, ".git") || nested && rest == "" {
+			return "", fmt.Errorf("edit tree: %q is not a path in a tree", e.Path)
+		}
+		if nested {
+			if _, ok := below[name]; !ok {
+				order = append(order, name)
+			}
+			below[name] = append(below[name], TreeEdit{Path: rest, Mode: e.Mode, Hash: e.Hash})
+			continue
+		}
+		entries = slices.DeleteFunc(entries, func(d dirEntry) bool { return d.name == name })
+		if !e.Hash.IsZero() {
+			mode := e.Mode
+			if mode == 0 {
+				mode = ModeFile
+			}
+			entries = append(entries, dirEntry{name: name, mode: mode, hash: e.Hash})
+		}
+	}
+	for _, name := range order {
+		var sub Hash
+		if i := slices.IndexFunc(entries, func(d dirEntry) bool { return d.name == name }); i >= 0 {
+			if entries[i].mode != ModeTree {
+				if slices.ContainsFunc(below[name], func(e TreeEdit) bool { return !e.Hash.IsZero() }) {
+					return "", fmt.Errorf("edit tree: %q is a file, not a directory", name)
+				}
+				continue // removing paths below a file: nothing there
+			}
+			sub = entries[i].hash
+		}
+		child, err := w.edit(sub, below[name])
+		if err != nil {
+			return "", err
+		}
+		entries = setEntry(entries, name, child)
+	}
+	return w.add(entries), nil
 }
 
 // tmpDir is a scratch directory inside the repository's descent directory,
