@@ -107,11 +107,11 @@ func (a *Aggregator) oversized(ctx context.Context, s *Submission) (string, erro
 	if lib.MaxLines <= 0 {
 		return "", nil
 	}
-	lines, err := a.Repo.ChangedLines(ctx, s.Proposal.Base, s.Proposal.Commit, []string{lib.Path})
+	lines, over, err := a.Repo.ChangedLinesOver(ctx, s.Proposal.Base, s.Proposal.Commit, lib.Path, lib.MaxLines)
 	if err != nil {
 		return "", err
 	}
-	if lines > lib.MaxLines {
+	if over {
 		return fmt.Sprintf("changes %d lines; the trust region allows %d (max-changed-lines)", lines, lib.MaxLines), nil
 	}
 	return "", nil

@@ -417,12 +417,15 @@ func (r *runner) removeOldWorktrees(ctx context.Context) error {
 	return r.repo.RemoveWorktree(ctx, root)
 }
 
-// close removes the proposers' seats, closes the rollout cache and
-// releases the library.
+// close removes the proposers' seats and the rollout workspaces, closes
+// the rollout cache and releases the library.
 func (r *runner) close() {
 	if r.eval != nil {
 		if err := r.eval.Cache.Close(); err != nil {
 			r.opts.Log.Warn("close the rollout cache", "err", err)
+		}
+		if err := r.eval.Close(); err != nil {
+			r.opts.Log.Warn("remove the rollout workspaces", "err", err)
 		}
 	}
 	for _, s := range r.seats {

@@ -3,11 +3,14 @@ package materialize
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/internal/gittest"
@@ -56,8 +59,12 @@ func TestWriteRolloutHidesAnswersAndStagesFiles(t *testing.T) {
 	}
 	for _, layout := range []struct{ name, dir string }{{"repo", "skills/s"}, {"claude", ".claude/skills/s"}, {"root", ""}} {
 		lib.Layout = layout.name
-		dir := t.TempDir()
-		r, err := WriteRollout(ctx, repo, lib, libTree, dir, []string{"evals/files/in.txt"})
+		d, err := NewRolloutDir(repo, lib, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := d.Dir
+		r, err := d.Lay(ctx, libTree, []string{"evals/files/in.txt"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,6 +87,155 @@ func TestWriteRolloutHidesAnswersAndStagesFiles(t *testing.T) {
 			t.Errorf("%s: staged file = %q", layout.name, data)
 		}
 	}
+}
+
+// A kept rollout workspace laid out again holds exactly the new layout,
+// whatever the last agent did to it, and writes only what differs.
+func TestRolloutDirLaysOutAgainWhateverTheAgentDid(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{"skills/s/SKILL.md": "# S\n", "skills/s/refs/a.md": "a\n", "skills/s/refs/b.md": "b\n",
+		"skills/s/run.sh": "#!/bin/sh\n", "skills/s/evals/evals.json": `{"evals": []}`, "skills/s/evals/files/in.txt": "in\n"}
+	repo, v1 := newRepo(t, files)
+	lib := library.New("skills/s")
+	tree1, err := repo.TreeOf(ctx, v1, lib.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// v2 changes SKILL.md and drops refs/b.md.
+	v2 := gittest.Commit(t, repo, v1, map[string]string{"skills/s/SKILL.md": "# S, better\n", "skills/s/refs/b.md": ""}, "v2\n")
+	tree2, err := repo.TreeOf(ctx, v2, lib.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "secret")
+	write(t, outside, "untouched\n")
+	fresh := func(tree git.Hash) map[string]string {
+		d, err := NewRolloutDir(repo, lib, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Remove()
+		if _, err := d.Lay(ctx, tree, []string{"evals/files/in.txt"}); err != nil {
+			t.Fatal(err)
+		}
+		return listDir(t, filepath.Dir(d.Dir))
+	}
+	want1, want2 := fresh(tree1), fresh(tree2)
+	d, err := NewRolloutDir(repo, lib, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Remove()
+	skill := filepath.Join(d.Dir, "skills", "s")
+	for _, c := range []struct {
+		name  string
+		agent func()
+	}{
+		{"nothing", func() {}},
+		{"same-size rewrite at once", func() { write(t, filepath.Join(skill, "SKILL.md"), "# X\n") }},
+		{"same-size rewrite in the clock tick of the write", func() {
+			// The file system may stamp both with the same times: what
+			// Lay recorded is then what it finds.
+			p := filepath.Join(skill, "SKILL.md")
+			write(t, p, "# X\n")
+			fi, err := os.Lstat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := d.wrote["skills/s/SKILL.md"]
+			if d.wrote["skills/s/SKILL.md"], _ = stampOf(s.entry, fi); s.entry.Hash == "" {
+				t.Fatal("SKILL.md was not recorded")
+			}
+		}},
+		{"new files, output beside", func() {
+			write(t, filepath.Join(d.Dir, "out.txt"), "o")
+			write(t, filepath.Join(skill, "refs", "c.md"), "c")
+			write(t, filepath.Join(d.Control, "output"), "o")
+			write(t, filepath.Join(filepath.Dir(d.Dir), "note-for-later"), "n")
+		}},
+		{"removed and re-moded", func() {
+			must(t, os.Remove(filepath.Join(skill, "refs", "a.md")))
+			must(t, os.Chmod(filepath.Join(skill, "run.sh"), 0o644))
+		}},
+		{"a symlink out instead of a file", func() {
+			must(t, os.Remove(filepath.Join(skill, "SKILL.md")))
+			must(t, os.Symlink(outside, filepath.Join(skill, "SKILL.md")))
+		}},
+		{"a hard link kept beside", func() { must(t, os.Link(filepath.Join(skill, "refs", "a.md"), filepath.Join(d.Dir, "keep"))) }},
+		{"a directory made private", func() { must(t, os.Chmod(filepath.Join(skill, "refs"), 0o700)) }},
+		{"a read-only directory", func() {
+			write(t, filepath.Join(skill, "refs", "locked", "x"), "x")
+			must(t, os.Chmod(filepath.Join(skill, "refs", "locked"), 0o500))
+			must(t, os.Chmod(filepath.Join(skill, "refs"), 0o500))
+		}},
+		{"the whole workspace replaced by a link", func() {
+			must(t, os.RemoveAll(d.Dir))
+			must(t, os.Symlink(filepath.Dir(outside), d.Dir))
+		}},
+	} {
+		for _, v := range []struct {
+			tree git.Hash
+			want map[string]string
+		}{{tree1, want1}, {tree2, want2}, {tree1, want1}} {
+			if _, err := d.Lay(ctx, v.tree, []string{"evals/files/in.txt"}); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := listDir(t, filepath.Dir(d.Dir)); !maps.Equal(got, v.want) {
+				t.Fatalf("%s: laid out again:\n%v\nwant\n%v", c.name, got, v.want)
+			}
+			c.agent()
+		}
+	}
+	if data, err := os.ReadFile(outside); err != nil || string(data) != "untouched\n" {
+		t.Fatalf("a file outside the workspace: %q, %v", data, err)
+	}
+	// What did not change is not written again.
+	if _, err := d.Lay(ctx, tree1, nil); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(filepath.Join(skill, "refs", "a.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * racyWindow)
+	if _, err := d.Lay(ctx, tree2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(filepath.Join(skill, "refs", "a.md")); err != nil || !os.SameFile(before, after) {
+		t.Errorf("an unchanged file was written again (%v)", err)
+	}
+}
+
+// listDir lists every entry below dir: files with their mode and content,
+// links with their target, directories with their mode.
+func listDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		info, err := de.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case de.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "-> " + target
+		case de.IsDir():
+			out[rel] = info.Mode().String()
+		default:
+			data, _ := os.ReadFile(p)
+			out[rel] = info.Mode().String() + " " + string(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestSeatCapturesAndRefusesEdits(t *testing.T) {

@@ -2,13 +2,20 @@ package materialize
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // Rollout is a library version laid out in a rollout workspace.
@@ -17,31 +24,258 @@ type Rollout struct {
 	Files    []string // absolute paths of the staged task files
 }
 
-// WriteRollout lays out one rollout in the empty workspace dir: the library
-// version libTree at the library's layout (without its hidden files: the
-// eval answers), and each task file (a path relative to the library) copied
-// from libTree to the workspace root under its base name.
-func WriteRollout(ctx context.Context, repo *git.Repo, lib *library.Library, libTree git.Hash, dir string, files []string) (Rollout, error) {
-	r := Rollout{SkillDir: filepath.Join(dir, filepath.FromSlash(lib.LayoutDir()))}
-	if err := os.MkdirAll(r.SkillDir, 0o755); err != nil {
-		return r, fmt.Errorf("lay out rollout: %w", err)
+// RolloutDir is a rollout workspace kept from one rollout to the next
+// (decision 70): Lay makes it hold exactly one rollout's layout, writing
+// only the files that differ from what it holds and removing whatever else
+// the last agent left, so a rollout costs a directory walk rather than
+// creating and deleting every file of the library.
+//
+// A file Lay wrote is kept only when it is still the very file it wrote:
+// the same inode, size, mode, link count, modification and change time
+// (the change time cannot be set by anyone but the kernel, and moves with
+// any write, chmod or new hard link). One whose change time is within
+// racyWindow of the end of the Lay that wrote it is read and compared as
+// well, since a change in the same clock tick keeps the time (git's racy
+// index entries). A symlink is always written again.
+//
+// A RolloutDir is used by one rollout at a time.
+type RolloutDir struct {
+	Dir     string // the agent's working directory
+	Control string // beside it: the task file, the output file; emptied by Lay
+	ws      *sandbox.Workspace
+	repo    *git.Repo
+	lib     *library.Library
+	tree    git.Hash         // the library version it last held
+	wrote   map[string]stamp // what Lay wrote and still holds, by path relative to Dir
+	laid    time.Time        // when the last Lay ended
+}
+
+// stamp is one file Lay wrote, with its status right after.
+type stamp struct {
+	entry        git.TreeEntry
+	ino, nlink   uint64
+	size         int64
+	mode         uint32
+	mtime, ctime int64 // nanoseconds
+}
+
+// racyWindow covers the coarsest clock tick a file system stamps times
+// with (a jiffy, 10 ms at 100 Hz), twice.
+const racyWindow = 20 * time.Millisecond
+
+// NewRolloutDir makes an empty rollout workspace under root ("" is the
+// system temporary directory).
+func NewRolloutDir(repo *git.Repo, lib *library.Library, root string) (*RolloutDir, error) {
+	ws, err := sandbox.NewWorkspace(root, "descent-rollout-")
+	if err != nil {
+		return nil, err
 	}
-	if err := WriteTree(ctx, repo, libTree, r.SkillDir, lib.Hidden); err != nil {
+	return &RolloutDir{Dir: filepath.Join(ws.Dir, "ws"), Control: filepath.Join(ws.Dir, "control"), ws: ws, repo: repo, lib: lib}, nil
+}
+
+// Tree is the library version the directory last held.
+func (d *RolloutDir) Tree() git.Hash { return d.tree }
+
+// Remove deletes the workspace.
+func (d *RolloutDir) Remove() error { return d.ws.Remove() }
+
+// Lay makes the workspace hold one rollout: the library version libTree at
+// the library's layout (without its hidden files: the eval answers), and
+// each task file (a path relative to the library) copied from libTree to
+// the workspace root under its base name; and an empty control directory.
+func (d *RolloutDir) Lay(ctx context.Context, libTree git.Hash, files []string) (Rollout, error) {
+	want, r, err := d.layout(ctx, libTree, files)
+	if err != nil {
 		return r, err
 	}
-	for _, f := range files {
-		data, err := repo.ReadFile(ctx, libTree, f)
-		if err != nil {
-			return r, fmt.Errorf("stage task file %q: %w", f, err)
-		}
-		dst := filepath.Join(dir, path.Base(f))
-		if _, err := os.Lstat(dst); err == nil {
-			return r, fmt.Errorf("stage task file %q: %q already exists in the workspace (two task files share a name, or one clashes with the layout)", f, path.Base(f))
-		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
-			return r, fmt.Errorf("stage task file %q: %w", f, err)
-		}
-		r.Files = append(r.Files, dst)
+	d.tree = ""
+	keep, err := d.sweep(want)
+	if err == nil {
+		err = d.clearBeside()
 	}
+	if err != nil {
+		// Something the agent left cannot be sorted out in place: start
+		// again from nothing.
+		if err := d.ws.Remove(); err != nil {
+			return r, fmt.Errorf("reset rollout workspace: %w", err)
+		}
+		if err := os.Mkdir(d.ws.Dir, 0o700); err != nil {
+			return r, fmt.Errorf("reset rollout workspace: %w", err)
+		}
+		keep = nil
+	}
+	if err := os.RemoveAll(d.Control); err != nil {
+		_ = chmodDirs(d.Control)
+		if err := os.RemoveAll(d.Control); err != nil {
+			return r, fmt.Errorf("reset rollout workspace: %w", err)
+		}
+	}
+	for _, dir := range []string{d.Dir, d.Control, r.SkillDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return r, fmt.Errorf("lay out rollout: %w", err)
+		}
+	}
+	wrote := map[string]stamp{}
+	for rel, e := range want {
+		if s, ok := keep[rel]; ok {
+			wrote[rel] = s
+			continue
+		}
+		ok, err := writeFile(ctx, d.repo, git.TreeEntry{Path: rel, Mode: e.Mode, Hash: e.Hash}, d.Dir)
+		if err != nil {
+			return r, fmt.Errorf("lay out rollout: %q: %w", rel, err)
+		}
+		if !ok || e.Mode == git.ModeSymlink {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(d.Dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return r, fmt.Errorf("lay out rollout: %w", err)
+		}
+		if s, ok := stampOf(e, fi); ok {
+			wrote[rel] = s
+		}
+	}
+	d.tree, d.wrote, d.laid = libTree, wrote, time.Now()
 	return r, nil
+}
+
+// layout lists the files a rollout of libTree holds, by path relative to
+// the workspace, and where they are.
+func (d *RolloutDir) layout(ctx context.Context, libTree git.Hash, files []string) (map[string]git.TreeEntry, Rollout, error) {
+	layoutDir := d.lib.LayoutDir()
+	r := Rollout{SkillDir: filepath.Join(d.Dir, filepath.FromSlash(layoutDir))}
+	entries, err := d.repo.ReadTree(ctx, libTree)
+	if err != nil {
+		return nil, r, err
+	}
+	want := map[string]git.TreeEntry{}
+	for _, e := range entries {
+		if d.lib.Hidden(e.Path) || e.Mode == git.ModeGitlink {
+			continue
+		}
+		want[path.Join(layoutDir, e.Path)] = e
+	}
+	for _, f := range files {
+		h, err := d.repo.TreeOf(ctx, libTree, f)
+		if err != nil {
+			return nil, r, fmt.Errorf("stage task file %q: %w", f, err)
+		}
+		base := path.Base(f)
+		for p := range want {
+			if p == base || strings.HasPrefix(p, base+"/") {
+				return nil, r, fmt.Errorf("stage task file %q: %q already exists in the workspace (two task files share a name, or one clashes with the layout)", f, base)
+			}
+		}
+		want[base] = git.TreeEntry{Path: f, Mode: git.ModeFile, Hash: h}
+		r.Files = append(r.Files, filepath.Join(d.Dir, base))
+	}
+	return want, r, nil
+}
+
+// clearBeside removes whatever an agent left beside the workspace and the
+// control directory, in the directory that holds both.
+func (d *RolloutDir) clearBeside() error {
+	entries, err := os.ReadDir(d.ws.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if p := filepath.Join(d.ws.Dir, e.Name()); p != d.Dir && p != d.Control {
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sweep removes from the workspace everything but the files of want it
+// still holds as Lay wrote them, which it returns; directories are made
+// 0755 again, empty ones removed.
+func (d *RolloutDir) sweep(want map[string]git.TreeEntry) (map[string]stamp, error) {
+	keep := map[string]stamp{}
+	var dirs []string
+	err := filepath.WalkDir(d.Dir, func(p string, de fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == d.Dir {
+			return fs.SkipAll // nothing laid out yet
+		}
+		if err != nil {
+			return err
+		}
+		if de.IsDir() {
+			if info, err := de.Info(); err != nil {
+				return err
+			} else if info.Mode().Perm() != 0o755 {
+				if err := os.Chmod(p, 0o755); err != nil {
+					return err
+				}
+			}
+			if p != d.Dir {
+				dirs = append(dirs, p)
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(d.Dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.unchanged(rel, p, de, want) {
+			keep[rel] = d.wrote[rel]
+			return nil
+		}
+		return os.Remove(p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range slices.Backward(dirs) {
+		_ = os.Remove(dir) // only empty ones go
+	}
+	return keep, nil
+}
+
+// unchanged says whether the file at p (rel in the workspace) is still the
+// one Lay wrote there, and is wanted there again.
+func (d *RolloutDir) unchanged(rel, p string, de fs.DirEntry, want map[string]git.TreeEntry) bool {
+	s, ok := d.wrote[rel]
+	e, wanted := want[rel]
+	if !ok || !wanted || e.Mode != s.entry.Mode || e.Hash != s.entry.Hash || !de.Type().IsRegular() {
+		return false
+	}
+	fi, err := de.Info()
+	if err != nil {
+		return false
+	}
+	now, ok := stampOf(e, fi)
+	if !ok || now != s {
+		return false
+	}
+	if time.Unix(0, s.ctime).Add(racyWindow).Before(d.laid) {
+		return true
+	}
+	data, err := os.ReadFile(p) // racy: changed in the tick it was written?
+	return err == nil && d.repo.BlobName(data) == e.Hash
+}
+
+// stampOf is a regular file's status as Lay records it.
+func stampOf(e git.TreeEntry, fi fs.FileInfo) (stamp, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || !fi.Mode().IsRegular() {
+		return stamp{}, false
+	}
+	return stamp{entry: git.TreeEntry{Mode: e.Mode, Hash: e.Hash}, ino: st.Ino, nlink: uint64(st.Nlink), size: st.Size,
+		mode: st.Mode, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
+}
+
+// chmodDirs makes every directory below dir writable, so that it can be
+// removed whatever an agent did to it.
+func chmodDirs(dir string) error {
+	return filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if de != nil && de.IsDir() {
+			_ = os.Chmod(p, 0o755)
+		}
+		return nil
+	})
 }

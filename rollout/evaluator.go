@@ -52,6 +52,10 @@ type Evaluator struct {
 	hedges   atomic.Int64
 	durs     durations
 
+	dirsMu sync.Mutex
+	idle   []*materialize.RolloutDir // rollout workspaces kept for the next rollouts
+	closed bool
+
 	mu         sync.Mutex
 	finished   int64  // rollouts run to a result or to errored
 	errored    int64  // rollouts that errored on every attempt
@@ -344,24 +348,21 @@ func (e *Evaluator) RolloutAll(ctx context.Context, libTree git.Hash, tasks []ev
 	return recs, nil
 }
 
-// run does one rollout in a fresh workspace. On an error the record it
-// returns carries only what was spent, for the meter; it is never kept.
+// run does one rollout in a workspace holding exactly its layout (a kept
+// one, laid out again: see takeDir). On an error the record it returns
+// carries only what was spent, for the meter; it is never kept.
 func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
-	ws, err := sandbox.NewWorkspace(e.WorkDir, "descent-rollout-")
+	d, err := e.takeDir(libTree)
 	if err != nil {
 		return Record{}, err
 	}
-	defer ws.Remove()
-	dir, control := filepath.Join(ws.Dir, "ws"), filepath.Join(ws.Dir, "control")
-	for _, d := range []string{dir, control} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return Record{}, err
-		}
-	}
-	lay, err := materialize.WriteRollout(ctx, e.Repo, e.Library, libTree, dir, t.Files)
+	lay, err := d.Lay(ctx, libTree, t.Files)
 	if err != nil {
+		_ = d.Remove()
 		return Record{}, err
 	}
+	defer e.putDir(d)
+	dir, control := d.Dir, d.Control
 	taskFile := filepath.Join(control, "task.json")
 	if err := writeAgentTask(taskFile, t, lay.Files); err != nil {
 		return Record{}, err
@@ -394,6 +395,55 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task, repe
 	}
 	rec.Reward, rec.Grading = g.Reward, g.Expectations
 	return rec, nil
+}
+
+// takeDir hands out a kept rollout workspace, one that last held libTree
+// if there is one (Lay then rewrites least), or a new one. Workspaces are
+// kept per rollout in flight, so there are at most as many as the Limiter
+// has slots, hedges included.
+func (e *Evaluator) takeDir(libTree git.Hash) (*materialize.RolloutDir, error) {
+	e.dirsMu.Lock()
+	if n := len(e.idle); n > 0 {
+		i := n - 1
+		for j, d := range e.idle {
+			if d.Tree() == libTree {
+				i = j
+			}
+		}
+		d := e.idle[i]
+		e.idle = slices.Delete(e.idle, i, i+1)
+		e.dirsMu.Unlock()
+		return d, nil
+	}
+	e.dirsMu.Unlock()
+	return materialize.NewRolloutDir(e.Repo, e.Library, e.WorkDir)
+}
+
+// putDir keeps a workspace for the next rollout, or removes it once the
+// Evaluator is closed.
+func (e *Evaluator) putDir(d *materialize.RolloutDir) {
+	e.dirsMu.Lock()
+	defer e.dirsMu.Unlock()
+	if e.closed {
+		_ = d.Remove()
+		return
+	}
+	e.idle = append(e.idle, d)
+}
+
+// Close removes the kept rollout workspaces; a rollout still running
+// removes its own when it ends. Rollouts may still run after it, each in a
+// workspace of its own.
+func (e *Evaluator) Close() error {
+	e.dirsMu.Lock()
+	defer e.dirsMu.Unlock()
+	e.closed = true
+	var errs []error
+	for _, d := range e.idle {
+		errs = append(errs, d.Remove())
+	}
+	e.idle = nil
+	return errors.Join(errs...)
 }
 
 // writeAgentTask writes the task as the agent may see it: no expected

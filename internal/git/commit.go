@@ -1,7 +1,9 @@
 package git
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,10 +30,20 @@ type CommitTreeRequest struct {
 }
 
 // CommitTree writes a commit object and returns its name. No ref moves.
+// It is written in process (writeCommit) where it can be byte for byte
+// what `git commit-tree` writes, else by git.
 func (r *Repo) CommitTree(ctx context.Context, req CommitTreeRequest) (Hash, error) {
 	sig := req.Author
 	if sig.Name == "" {
 		sig = DescentSignature
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err // as git would fail to start
+	}
+	if r.ownCommits(ctx) {
+		if h, ok, err := r.writeCommit(req, sig); ok {
+			return h, err
+		}
 	}
 	args := []string{"commit-tree", string(req.Tree)}
 	for _, p := range req.Parents {
@@ -51,6 +63,9 @@ func (r *Repo) CommitTree(ctx context.Context, req CommitTreeRequest) (Hash, err
 
 // HashObject writes data as a blob and returns its name.
 func (r *Repo) HashObject(ctx context.Context, data []byte) (Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err // as git would fail to start
+	}
 	if r.ownWrites(ctx) {
 		return r.writeBlob(data)
 	}
@@ -96,8 +111,23 @@ func (r *Repo) Diff(ctx context.Context, from, to Hash, paths []string, color bo
 	return string(out), err
 }
 
-// ChangedPaths lists the paths that differ between two trees or commits.
+// ChangedPaths lists, sorted, the paths of files that differ between two
+// trees or commits, as `git diff-tree -r --no-renames --name-only` does:
+// compared in process, subtree by subtree, skipping those that did not
+// change, for full object names; by git otherwise.
 func (r *Repo) ChangedPaths(ctx context.Context, from, to Hash) ([]string, error) {
+	if isObjectName(from) && isObjectName(to) {
+		a, errA := r.TreeOf(ctx, from, "")
+		b, errB := r.TreeOf(ctx, to, "")
+		if errA == nil && errB == nil {
+			var paths []string
+			if err := r.diffTrees(a, b, "", &paths); err != nil {
+				return nil, err
+			}
+			slices.Sort(paths)
+			return paths, nil
+		}
+	}
 	out, err := r.run(ctx, cmd{}, "diff-tree", "-r", "-z", "--no-renames", "--name-only", string(from), string(to))
 	if err != nil {
 		return nil, err
@@ -108,7 +138,70 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to Hash) ([]string, error
 			paths = append(paths, p)
 		}
 	}
+	slices.Sort(paths)
 	return paths, nil
+}
+
+// diffTrees adds to paths the files below prefix that
+// differ between trees a and b ("" for none).
+func (r *Repo) diffTrees(a, b Hash, prefix string, paths *[]string) error {
+	if a == b {
+		return nil
+	}
+	var ea, eb []dirEntry
+	var err error
+	if a != "" {
+		if ea, err = r.readDir(a); err != nil {
+			return err
+		}
+	}
+	if b != "" {
+		if eb, err = r.readDir(b); err != nil {
+			return err
+		}
+	}
+	byName := func(es []dirEntry) map[string]dirEntry {
+		m := make(map[string]dirEntry, len(es))
+		for _, e := range es {
+			m[e.name] = e
+		}
+		return m
+	}
+	ma, mb := byName(ea), byName(eb)
+	names := make([]string, 0, len(ma)+len(mb))
+	for n := range ma {
+		names = append(names, n)
+	}
+	for n := range mb {
+		if _, ok := ma[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		x, inA := ma[n]
+		y, inB := mb[n]
+		p := prefix + n
+		if inA && inB && x.mode == y.mode && x.hash == y.hash {
+			continue
+		}
+		var ta, tb Hash // the subtrees on either side
+		if inA && x.mode == ModeTree {
+			ta = x.hash
+		}
+		if inB && y.mode == ModeTree {
+			tb = y.hash
+		}
+		if inA && x.mode != ModeTree || inB && y.mode != ModeTree {
+			*paths = append(*paths, p) // a file on at least one side
+		}
+		if ta != "" || tb != "" {
+			if err := r.diffTrees(ta, tb, p+"/", paths); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ChangedLines counts the lines added plus removed between two commits
@@ -135,6 +228,54 @@ func (r *Repo) ChangedLines(ctx context.Context, from, to Hash, paths []string) 
 		n += add + del
 	}
 	return n, nil
+}
+
+// ChangedLinesOver reports whether more than limit lines are added plus
+// removed between two commits under the directory dir, as ChangedLines
+// counts them, and how many when they are. It first bounds the count in
+// process: a changed file adds at most its lines on both sides (one when
+// either side is binary); git counts exactly only when the bound is over.
+func (r *Repo) ChangedLinesOver(ctx context.Context, from, to Hash, dir string, limit int) (int, bool, error) {
+	if bound, ok := r.changedLinesBound(ctx, from, to, dir); ok && bound <= limit {
+		return bound, false, nil
+	}
+	n, err := r.ChangedLines(ctx, from, to, []string{dir})
+	return n, n > limit, err
+}
+
+// changedLinesBound is the in-process bound of ChangedLinesOver; false when
+// it cannot be computed here.
+func (r *Repo) changedLinesBound(ctx context.Context, from, to Hash, dir string) (int, bool) {
+	paths, err := r.ChangedPaths(ctx, from, to)
+	if err != nil {
+		return 0, false
+	}
+	bound := 0
+	for _, p := range paths {
+		if !strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/") {
+			continue
+		}
+		lines, binary := 0, false
+		for _, c := range []Hash{from, to} {
+			data, err := r.ReadFile(ctx, c, p)
+			if errors.Is(err, ErrPathNotFound) {
+				continue
+			}
+			if err != nil {
+				return 0, false
+			}
+			binary = binary || Binary(data)
+			lines += bytes.Count(data, []byte("\n"))
+			if len(data) > 0 && data[len(data)-1] != '\n' {
+				lines++
+			}
+		}
+		if binary {
+			lines = 1
+		}
+		bound += lines
+	}
+	return bound, true
 }
 
 // LogSubjects lists the first-parent commits in from..to that change any of

@@ -50,8 +50,9 @@ type Repo struct {
 	reftableOnce sync.Once
 	isReftable   bool
 
-	ownWritesOnce sync.Once // see ownWrites
+	ownWritesOnce sync.Once // see readWriteConfig
 	canWrite      bool
+	canCommit     bool
 }
 
 // Open finds the repository containing dir, like git does from a working

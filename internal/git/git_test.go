@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -504,5 +506,195 @@ func TestOwnWritesAreGitsObjects(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(shared.gitDir, "objects", string(h[:2]))); err != nil || fi.Mode()&os.ModeSetgid == 0 {
 		t.Errorf("git did not write the shared repository's object (%v, %v)", fi, err)
+	}
+}
+
+// Commits written in process are the very commits git commit-tree writes,
+// for every date form git-descent reads itself, messages with and without
+// a final newline, several and repeated parents; anything else goes to
+// git.
+func TestCommitsInProcessAreGits(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	if !r.ownCommits(ctx) {
+		t.Fatal("a plain repository's commits are not written in process")
+	}
+	a := commitFile(t, r, "", "a", "a\n")
+	b := commitFile(t, r, a, "b", "b\n")
+	tree, err := r.TreeOf(ctx, b, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byGit := func(req CommitTreeRequest, sig Signature) Hash {
+		args := []string{"-c", "commit.gpgSign=false", "commit-tree", string(req.Tree)}
+		for _, p := range req.Parents {
+			args = append(args, "-p", string(p))
+		}
+		out, err := r.run(ctx, cmd{stdin: []byte(req.Message), env: []string{
+			"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email, "GIT_COMMITTER_NAME=" + sig.Name, "GIT_COMMITTER_EMAIL=" + sig.Email,
+		}}, append(args, "-F", "-")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Hash(strings.TrimSpace(string(out)))
+	}
+	for _, date := range []string{"2026-11-29T12:00:00Z", "2026-11-29T13:30:00+01:30", "2026-11-29T12:00:00-05:00", "@1795953600 +0200",
+		"1795953600 -0130", "2026-11-29 12:00:00 +0100", "Sun, 29 Nov 2026 12:00:00 +0000", "Sun Nov 29 12:00:00 2026 +0100", "2026-11-29T12:00:00", "2026.11.29 12:00"} {
+		t.Setenv("GIT_AUTHOR_DATE", date)
+		t.Setenv("GIT_COMMITTER_DATE", "2026-11-30T08:00:00Z")
+		for _, req := range []CommitTreeRequest{
+			{Tree: tree, Parents: []Hash{b}, Message: "one line\n"},
+			{Tree: tree, Message: "no newline"},
+			{Tree: tree, Parents: []Hash{b, a, b}, Message: "subject\n\nbody\n\nTrailer: x\n"},
+			{Tree: tree, Parents: []Hash{a}, Message: "odd name\n", Author: Signature{Name: " Dr. X ", Email: "<x@y>"}},
+		} {
+			got, err := r.CommitTree(ctx, req)
+			if err != nil {
+				t.Fatalf("%s: %v", date, err)
+			}
+			sig := req.Author
+			if sig.Name == "" {
+				sig = DescentSignature
+			}
+			if want := byGit(req, sig); got != want {
+				raw, _ := r.run(ctx, cmd{}, "cat-file", "commit", string(got))
+				t.Errorf("date %q, message %q: wrote %s, git writes %s:\n%s", date, req.Message, got, want, raw)
+			}
+		}
+	}
+	t.Setenv("GIT_AUTHOR_DATE", "")
+	t.Setenv("GIT_COMMITTER_DATE", "")
+	c, err := r.CommitTree(ctx, CommitTreeRequest{Tree: tree, Message: "now\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := r.run(ctx, cmd{}, "log", "-1", "--format=%at %ct", string(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at, ct int64
+	if _, err := fmt.Sscan(string(raw), &at, &ct); err != nil || time.Since(time.Unix(at, 0)).Abs() > time.Minute || at != ct {
+		t.Errorf("a commit made now is dated %q (%v)", raw, err)
+	}
+	if out, err := r.run(ctx, cmd{}, "fsck", "--strict", "--no-dangling"); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+}
+
+// ChangedPaths, compared in process, lists what git diff-tree lists.
+func TestChangedPathsMatchesDiffTree(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	base := commitFiles(t, r, "", map[string]string{"a": "a\n", "d/x": "x\n", "d/e/y": "y\n", "f": "f\n", "g/h": "h\n", "same/s": "s\n"})
+	blob, err := r.HashObject(ctx, []byte("z\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edits []TreeEdit
+	}{
+		{"nothing", nil},
+		{"a file changed", []TreeEdit{{Path: "a", Hash: blob}}},
+		{"added and removed deep", []TreeEdit{{Path: "d/e/y"}, {Path: "d/e/z", Hash: blob}, {Path: "new/deep/n", Hash: blob}}},
+		{"a directory removed", []TreeEdit{{Path: "g/h"}}},
+		{"a file becomes a directory", []TreeEdit{{Path: "f"}, {Path: "f/inner", Hash: blob}}},
+		{"a directory becomes a file", []TreeEdit{{Path: "g/h"}, {Path: "g", Hash: blob}}},
+		{"a mode change", []TreeEdit{{Path: "d/x", Mode: ModeExecutable, Hash: r.BlobName([]byte("x\n"))}}},
+		{"a link", []TreeEdit{{Path: "l", Mode: ModeSymlink, Hash: blob}}},
+	} {
+		tree, err := r.EditTree(ctx, base, tc.edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.CommitTree(ctx, CommitTreeRequest{Tree: tree, Parents: []Hash{base}, Message: tc.name + "\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pair := range [][2]Hash{{base, c}, {c, base}, {Hash(tree), base}} {
+			got, err := r.ChangedPaths(ctx, pair[0], pair[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := r.run(ctx, cmd{}, "diff-tree", "-r", "-z", "--no-renames", "--name-only", string(pair[0]), string(pair[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.DeleteFunc(strings.Split(string(out), "\x00"), func(s string) bool { return s == "" })
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: ChangedPaths = %q, git diff-tree %q", tc.name, got, want)
+			}
+		}
+	}
+}
+
+// commitFiles commits files (path → content) on parent.
+func commitFiles(t *testing.T, r *Repo, parent Hash, files map[string]string) Hash {
+	t.Helper()
+	c := parent
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		c = commitFile(t, r, c, p, files[p])
+	}
+	return c
+}
+
+// A commit merged with one of its parents, in process, is what git
+// merge-tree makes of the pair, either way round; other pairs go to git.
+func TestMergeWithParentInProcess(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	a := commitFiles(t, r, "", map[string]string{"f": "1\n2\n3\n", "g": "g\n"})
+	b := commitFile(t, r, a, "f", "1\n2 changed\n3\n")
+	c := commitFile(t, r, a, "g", "g changed\n")
+	for _, pair := range [][2]Hash{{a, b}, {b, a}, {b, b}} {
+		got, ok, err := r.mergeDirect(ctx, MergeTreeRequest{Ours: pair[0], Theirs: pair[1]})
+		if err != nil || !ok {
+			t.Fatalf("%s..%s: not merged in process (%v)", pair[0].Short(), pair[1].Short(), err)
+		}
+		want, err := r.mergeTree(ctx, MergeTreeRequest{Ours: pair[0], Theirs: pair[1]})
+		if err != nil || got != want {
+			t.Errorf("%s..%s: in process %s, git %s (%v)", pair[0].Short(), pair[1].Short(), got, want, err)
+		}
+	}
+	if _, ok, _ := r.mergeDirect(ctx, MergeTreeRequest{Ours: b, Theirs: c}); ok {
+		t.Error("siblings were merged in process")
+	}
+	if m, err := r.MergeTree(ctx, MergeTreeRequest{Ours: b, Theirs: c}); err != nil {
+		t.Fatal(err)
+	} else if data, err := r.ReadFile(ctx, m, "g"); err != nil || string(data) != "g changed\n" {
+		t.Errorf("siblings merged: g = %q, %v", data, err)
+	}
+}
+
+// ChangedLinesOver says "over" exactly when git's count is over the limit,
+// with git's count then, whatever the in-process bound.
+func TestChangedLinesOverAgreesWithGit(t *testing.T) {
+	ctx, r := context.Background(), testRepo(t)
+	base := commitFiles(t, r, "", map[string]string{"lib/a": "1\n2\n3\n4\n", "lib/b": "x\x00y", "lib/c": "no newline", "out/o": "o\n"})
+	next := commitFiles(t, r, base, map[string]string{"lib/a": "1\n2 changed\n3\n4\n5\n", "lib/b": "x\x00z", "lib/c": "no newline, changed", "lib/new": "n\nn\n", "out/o": "o\no\n"})
+	exact, err := r.ChangedLines(ctx, base, next, []string{"lib"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact != 3+1+2+2 {
+		t.Fatalf("git counts %d lines", exact)
+	}
+	bound, ok := r.changedLinesBound(ctx, base, next, "lib")
+	if !ok || bound < exact {
+		t.Fatalf("bound %d (%v) below git's %d", bound, ok, exact)
+	}
+	added := commitFiles(t, r, base, map[string]string{"lib/added": "1\n2\n3\n"}) // the bound is exact
+	for _, pair := range [][2]Hash{{base, next}, {base, added}} {
+		exact, err := r.ChangedLines(ctx, pair[0], pair[1], []string{"lib"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for limit := 0; limit <= 2*exact+8; limit++ {
+			n, over, err := r.ChangedLinesOver(ctx, pair[0], pair[1], "lib", limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if over != (exact > limit) || over && n != exact {
+				t.Errorf("limit %d: %d, over %v; git counts %d", limit, n, over, exact)
+			}
+		}
 	}
 }

@@ -11,7 +11,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Blobs and trees are written in process as loose objects (decision 69),
@@ -26,11 +30,106 @@ import (
 // ownWrites reports whether this repository's objects may be written in
 // process: core.sharedRepository is not set anywhere git reads it.
 func (r *Repo) ownWrites(ctx context.Context) bool {
-	r.ownWritesOnce.Do(func() {
-		es, err := r.ConfigList(ctx, EffectiveConfig, `^core\.sharedrepository$`)
-		r.canWrite = err == nil && len(es) == 0
-	})
+	r.readWriteConfig(ctx)
 	return r.canWrite
+}
+
+// ownCommits reports whether commits may be written in process as well:
+// i18n.commitEncoding is not set either (git would name the encoding in
+// the commit).
+func (r *Repo) ownCommits(ctx context.Context) bool {
+	r.readWriteConfig(ctx)
+	return r.canWrite && r.canCommit
+}
+
+// readWriteConfig reads, once, the settings that send writes to git.
+func (r *Repo) readWriteConfig(ctx context.Context) {
+	r.ownWritesOnce.Do(func() {
+		es, err := r.ConfigList(ctx, EffectiveConfig, `^(core\.sharedrepository|i18n\.commitencoding)$`)
+		if err != nil {
+			return
+		}
+		r.canWrite, r.canCommit = true, true
+		for _, e := range es {
+			switch e.Key {
+			case "core.sharedrepository":
+				r.canWrite = false
+			case "i18n.commitencoding":
+				r.canCommit = false
+			}
+		}
+	})
+}
+
+// writeCommit writes the commit git commit-tree would write for req, with
+// sig as author and committer and the dates GIT_AUTHOR_DATE and
+// GIT_COMMITTER_DATE give (now when unset); false when it cannot be sure
+// to: a name or date git would read in ways of its own, parents or a tree
+// not given by full name.
+func (r *Repo) writeCommit(req CommitTreeRequest, sig Signature) (Hash, bool, error) {
+	author, ok1 := commitDate(os.Getenv("GIT_AUTHOR_DATE"))
+	committer, ok2 := commitDate(os.Getenv("GIT_COMMITTER_DATE"))
+	if !ok1 || !ok2 || !plainIdent(sig.Name) || !plainIdent(sig.Email) || !isObjectName(req.Tree) {
+		return "", false, nil
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "tree %s\n", req.Tree)
+	var seen []Hash
+	for _, p := range req.Parents {
+		if !isObjectName(p) {
+			return "", false, nil
+		}
+		if slices.Contains(seen, p) {
+			continue // git drops a repeated parent too
+		}
+		seen = append(seen, p)
+		fmt.Fprintf(&b, "parent %s\n", p)
+	}
+	fmt.Fprintf(&b, "author %s <%s> %s\ncommitter %s <%s> %s\n\n%s", sig.Name, sig.Email, author, sig.Name, sig.Email, committer, req.Message)
+	h, err := r.writeObject("commit", int64(b.Len()), &b)
+	return h, true, err
+}
+
+// plainIdent reports whether git takes a name or an email as it is: no
+// angle brackets or line breaks, none of the characters git trims from
+// either end, not empty.
+func plainIdent(s string) bool {
+	const crud = " \t.,:;<>\"\\'"
+	if s == "" || strings.ContainsAny(s, "<>\n\r\x00") || strings.ContainsAny(s[:1], crud) || strings.ContainsAny(s[len(s)-1:], crud) {
+		return false
+	}
+	return utf8.ValidString(s)
+}
+
+// commitDate turns a GIT_*_DATE value into git's "<seconds> <±hhmm>", now
+// when it is empty; false for a form this does not read exactly as git
+// does (git's own raw form, RFC 3339 and RFC 2822 with a zone are read).
+func commitDate(v string) (string, bool) {
+	if v == "" {
+		return gitTime(time.Now()), true
+	}
+	if m := rawDate.FindStringSubmatch(v); m != nil {
+		return m[1] + " " + m[2], true
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04:05 -0700", time.RFC1123Z} {
+		if t, err := time.Parse(layout, v); err == nil && t.Unix() >= 0 {
+			return gitTime(t), true
+		}
+	}
+	return "", false
+}
+
+// rawDate is git's internal date form: seconds since the epoch, a zone.
+var rawDate = regexp.MustCompile(`^@?([0-9]{1,12}) ([+-][0-9]{4})$`)
+
+// gitTime formats t as git records it, in t's own zone.
+func gitTime(t time.Time) string {
+	_, off := t.Zone()
+	sign := '+'
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	return fmt.Sprintf("%d %c%02d%02d", t.Unix(), sign, off/3600, off/60%60)
 }
 
 // writeObject stores an object of kind ("blob", "tree") whose content of

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,7 +46,10 @@ func (r *Repo) MergeTree(ctx context.Context, req MergeTreeRequest) (Hash, error
 	if m, ok := r.merges.Load(key); ok {
 		return m.(merged).result()
 	}
-	tree, err := r.mergeTree(ctx, req)
+	tree, ok, err := r.mergeDirect(ctx, req)
+	if !ok {
+		tree, err = r.mergeTree(ctx, req)
+	}
 	var conflict *MergeConflictError
 	if err == nil || errors.As(err, &conflict) {
 		r.merges.Store(key, merged{tree, conflict})
@@ -64,6 +68,29 @@ func (m merged) result() (Hash, error) {
 		return m.tree, &MergeConflictError{Tree: m.conflict.Tree, Paths: append([]string(nil), m.conflict.Paths...)}
 	}
 	return m.tree, nil
+}
+
+// mergeDirect merges, in process, a commit with one of its own parents (a
+// proposal made on the dev it is merged onto, the usual case): the merge
+// base is the parent, so the merge is the child's tree, whatever drivers
+// the attributes name (no path changed on both sides). ok is false for
+// any other pair.
+func (r *Repo) mergeDirect(ctx context.Context, req MergeTreeRequest) (tree Hash, ok bool, err error) {
+	if !isObjectName(req.Ours) || !isObjectName(req.Theirs) {
+		return "", false, nil
+	}
+	for _, pair := range [][2]Hash{{req.Ours, req.Theirs}, {req.Theirs, req.Ours}} {
+		parent, child := pair[0], pair[1]
+		ps, err := r.parentsOf(child)
+		if err != nil {
+			return "", false, nil // git will say what is wrong
+		}
+		if parent == child || slices.Contains(ps, parent) {
+			tree, err := r.TreeOf(ctx, child, "")
+			return tree, err == nil, err
+		}
+	}
+	return "", false, nil
 }
 
 func (r *Repo) mergeTree(ctx context.Context, req MergeTreeRequest) (Hash, error) {

@@ -79,6 +79,9 @@ func (r *Repo) WriteBlobs(ctx context.Context, paths []string) ([]Hash, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // as git would fail to start
+	}
 	if r.ownWrites(ctx) {
 		hs := make([]Hash, len(paths))
 		for i, p := range paths {
@@ -311,6 +314,9 @@ func (w *treeWriter) add(entries []dirEntry) Hash {
 func (w *treeWriter) write(ctx context.Context) error {
 	if len(w.names) == 0 {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err // as git would fail to start
 	}
 	if w.r.ownWrites(ctx) {
 		for i, raw := range w.raw {
