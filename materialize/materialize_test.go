@@ -151,6 +151,9 @@ func TestRolloutDirLaysOutAgainWhateverTheAgentDid(t *testing.T) {
 			write(t, filepath.Join(d.Dir, "out.txt"), "o")
 			write(t, filepath.Join(skill, "refs", "c.md"), "c")
 			write(t, filepath.Join(d.Control, "output"), "o")
+			write(t, filepath.Join(d.Control, "locked", "deep", "x"), "x")
+			must(t, os.Chmod(filepath.Join(d.Control, "locked", "deep"), 0))
+			must(t, os.Chmod(filepath.Join(d.Control, "locked"), 0o500))
 			write(t, filepath.Join(filepath.Dir(d.Dir), "note-for-later"), "n")
 		}},
 		{"removed and re-moded", func() {

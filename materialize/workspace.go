@@ -104,11 +104,8 @@ func (d *RolloutDir) Lay(ctx context.Context, libTree git.Hash, files []string) 
 		}
 		keep = nil
 	}
-	if err := os.RemoveAll(d.Control); err != nil {
-		_ = chmodDirs(d.Control)
-		if err := os.RemoveAll(d.Control); err != nil {
-			return r, fmt.Errorf("reset rollout workspace: %w", err)
-		}
+	if err := sandbox.RemoveAll(d.Control); err != nil {
+		return r, fmt.Errorf("reset rollout workspace: %w", err)
 	}
 	for _, dir := range []string{d.Dir, d.Control, r.SkillDir} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -182,7 +179,7 @@ func (d *RolloutDir) clearBeside() error {
 	}
 	for _, e := range entries {
 		if p := filepath.Join(d.ws.Dir, e.Name()); p != d.Dir && p != d.Control {
-			if err := os.RemoveAll(p); err != nil {
+			if err := sandbox.RemoveAll(p); err != nil {
 				return err
 			}
 		}
@@ -267,15 +264,4 @@ func stampOf(e git.TreeEntry, fi fs.FileInfo) (stamp, bool) {
 	}
 	return stamp{entry: git.TreeEntry{Mode: e.Mode, Hash: e.Hash}, ino: st.Ino, nlink: uint64(st.Nlink), size: st.Size,
 		mode: st.Mode, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
-}
-
-// chmodDirs makes every directory below dir writable, so that it can be
-// removed whatever an agent did to it.
-func chmodDirs(dir string) error {
-	return filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
-		if de != nil && de.IsDir() {
-			_ = os.Chmod(p, 0o755)
-		}
-		return nil
-	})
 }

@@ -29,19 +29,25 @@ func NewWorkspace(root, pattern string) (*Workspace, error) {
 	return &Workspace{Dir: dir}, nil
 }
 
-// Remove deletes the workspace and everything in it, making read-only
-// directories writable first so nothing an agent did can keep it alive.
-func (w *Workspace) Remove() error {
-	if err := os.RemoveAll(w.Dir); err == nil {
+// Remove deletes the workspace and everything in it (RemoveAll).
+func (w *Workspace) Remove() error { return RemoveAll(w.Dir) }
+
+// RemoveAll deletes p and everything below it, making read-only
+// directories writable first when they stand in the way, so that nothing
+// an agent did can keep it alive. A link is removed, never followed.
+func RemoveAll(p string) error {
+	if err := os.RemoveAll(p); err == nil {
 		return nil
 	}
-	_ = chmodTree(w.Dir)
-	return os.RemoveAll(w.Dir)
+	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+		_ = chmodTree(p)
+	}
+	return os.RemoveAll(p)
 }
 
 func chmodTree(dir string) error {
-	entries, err := os.ReadDir(dir)
 	_ = os.Chmod(dir, 0o755)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
