@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/ledger"
@@ -24,6 +25,12 @@ type Spec struct {
 	Mean           bool        // the strict mean-difference baseline instead of the calibrated gate
 	Pool           [][]float64 // repeated rewards seen so far, for the noise estimate
 	Window         int         // rollouts in flight at once
+	// Estimates, when set, is each task's expected rollout duration (0
+	// when unknown, from the task's earlier rollouts): the re-rolls to
+	// start together start longest first, so that the gate does not end
+	// waiting on a long one started last (Order does the same for the
+	// first pass).
+	Estimates []time.Duration
 	// Full evaluates every task before deciding; the decision is the same
 	// either way (tests check), only dearer.
 	Full bool
@@ -170,10 +177,19 @@ func (s *gateState) reroll(ctx context.Context, src Source) error {
 		if len(jobs) == 0 {
 			return nil
 		}
+		sort.SliceStable(jobs, func(a, b int) bool { return s.estimate(jobs[a].task) > s.estimate(jobs[b].task) })
 		if _, err := s.run(ctx, jobs, src, nil, true); err != nil {
 			return err
 		}
 	}
+}
+
+// estimate is task i's expected rollout duration, 0 when unknown.
+func (s *gateState) estimate(i int) time.Duration {
+	if i < len(s.spec.Estimates) {
+		return s.spec.Estimates[i]
+	}
+	return 0
 }
 
 // couldAccept reports whether the gate could still accept if every
@@ -422,8 +438,11 @@ func allPass(runs []float64) bool {
 // Order is the order a gate visits tasks in, so that it decides
 // soonest: tasks dev fails (only those can show a gain) before tasks dev
 // passes every time, and within each, tasks on which recent versions
-// disagree before those on which they all agree.
-func Order(devRuns [][]float64, recent [][]float64) []int {
+// disagree before those on which they all agree; among equals, the
+// longest first by est (each task's expected rollout duration, 0 when
+// unknown; nil for none), so that the rollouts in flight together do not
+// end waiting on a long one started last.
+func Order(devRuns [][]float64, recent [][]float64, est []time.Duration) []int {
 	rank := func(i int) int {
 		r := 0
 		if allPass(devRuns[i]) {
@@ -442,7 +461,11 @@ func Order(devRuns [][]float64, recent [][]float64) []int {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return rank(order[a]) < rank(order[b]) })
+	longer := func(a, b int) bool { return a < len(est) && b < len(est) && est[a] > est[b] }
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := order[a], order[b]
+		return rank(x) < rank(y) || rank(x) == rank(y) && longer(x, y)
+	})
 	return order
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // tape is a Source replaying recorded outcomes: each version's rewards
@@ -121,7 +122,14 @@ func TestGateDecidesEarlyIdentically(t *testing.T) {
 			devKnown[i] = dev[i][:known[i]]
 			recent[i] = append(append([]float64(nil), devKnown[i]...), cand[i][0])
 		}
-		order := Order(devKnown, recent)
+		var est []time.Duration // some gates know how long each task takes
+		if c%3 != 0 {
+			for range n {
+				est = append(est, time.Duration(rng.IntN(4))*time.Second)
+			}
+		}
+		spec.Estimates = est
+		order := Order(devKnown, recent, est)
 		early, err := Run(context.Background(), spec, ids, order, newTape(cand, dev, known))
 		if err != nil {
 			t.Fatal(err)
@@ -297,9 +305,16 @@ func TestMeanGate(t *testing.T) {
 func TestGateOrder(t *testing.T) {
 	dev := [][]float64{{1}, {0}, {1}, {0}, nil}
 	recent := [][]float64{{1, 1}, {0, 0}, {1, 0}, {0, 1}, nil}
-	got := fmt.Sprint(Order(dev, recent))
+	got := fmt.Sprint(Order(dev, recent, nil))
 	if want := "[3 1 4 2 0]"; got != want {
 		t.Fatalf("order = %s, want %s", got, want)
+	}
+	// Among equals the longest go first; the groups stay as they were.
+	dev = [][]float64{{0}, {0}, {0}, {1}, {1}}
+	recent = [][]float64{{0}, {0}, {0}, {1}, {1}}
+	est := []time.Duration{time.Second, 3 * time.Second, 0, time.Second, 9 * time.Second}
+	if got, want := fmt.Sprint(Order(dev, recent, est)), "[1 0 2 4 3]"; got != want {
+		t.Fatalf("order with estimates = %s, want %s", got, want)
 	}
 }
 
@@ -309,7 +324,7 @@ func TestGateStopsWhenNoGainIsLeft(t *testing.T) {
 	devFirst := []float64{0, 0, 1, 1, 1, 1, 1, 1, 1, 1}
 	tp := newTape(steady(devFirst), steady(devFirst), allKnown(10))
 	spec := Spec{Delta: 0.2, MinRepeats: 1, MaxRepeats: 4, Pool: agreeing(12), Window: 1}
-	g, err := Run(context.Background(), spec, ids(10), Order(steady(devFirst), steady(devFirst)), tp)
+	g, err := Run(context.Background(), spec, ids(10), Order(steady(devFirst), steady(devFirst), nil), tp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,11 +28,23 @@ type keywordScorer struct {
 	calls  int
 	before func()
 	every  func() // runs before every rollout
+	est    map[string]time.Duration
+	rolled map[git.Hash][]string // the tasks rolled out on each version, in the order they started
+}
+
+func (s *keywordScorer) Estimate(task string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.est[task]
 }
 
 func (s *keywordScorer) Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Outcome, error) {
 	s.mu.Lock()
 	s.calls++
+	if s.rolled == nil {
+		s.rolled = map[git.Hash][]string{}
+	}
+	s.rolled[libTree] = append(s.rolled[libTree], t.ID)
 	hook, every := s.before, s.every
 	s.before = nil
 	s.mu.Unlock()
@@ -253,6 +265,25 @@ func TestRoundConflictKeepsBetterProposal(t *testing.T) {
 	half2 := f2.propose("2", "mode: half\n", 0, 0.5, "mode: half")
 	if got := outcomes(f2.round(good2, half2)); got["1"] != ledger.Committed || got["2"] != ledger.ConflictLost {
 		t.Fatalf("outcomes = %v", got)
+	}
+}
+
+// The gate starts the rollouts it expects to take longest first, the
+// scorer's estimates reaching it (one rollout at a time here, so the order
+// they start in is the order they are asked for).
+func TestGateStartsLongestFirst(t *testing.T) {
+	f := newFixture(t, "rules:\n", "A", "B", "C", "D")
+	f.agg.Jobs = 1
+	f.scorer.est = map[string]time.Duration{"c": 5 * time.Second, "a": time.Second}
+	p := f.propose("1", "rules:\nB\n", 0, 1, "B")
+	f.round(p)
+	cand, err := f.repo.TreeOf(f.ctx, p.Proposal.Commit, "skills/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.scorer.rolled[cand]
+	if len(got) < 4 || got[0] != "c" || got[1] != "a" {
+		t.Fatalf("the candidate's rollouts started in the order %v; want c, then a, then the others", got)
 	}
 }
 

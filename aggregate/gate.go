@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"context"
+	"time"
 
 	"github.com/git-descent/git-descent/accept"
 	"github.com/git-descent/git-descent/eval"
@@ -50,16 +51,17 @@ func (a *Aggregator) gate(ctx context.Context, dev git.Hash, cand *fusion, commi
 	devRuns := make([][]float64, len(tasks))
 	recent := make([][]float64, len(tasks))
 	ids := make([]string, len(tasks))
+	est := make([]time.Duration, len(tasks))
 	for i, t := range tasks {
-		devRuns[i], recent[i], ids[i] = src.Known(false, i), a.obs.recentOf(t.ID), t.ID
+		devRuns[i], recent[i], ids[i], est[i] = src.Known(false, i), a.obs.recentOf(t.ID), t.ID, a.obs.estimate(t.ID)
 	}
 	lib := a.Library
 	spec := accept.Spec{
 		Delta: accept.Anneal(lib.Delta, lib.DeltaFloor, lib.HalfLife, commits), MaxRegressions: lib.MaxRegressions,
 		MinRepeats: max(lib.Repeats, 1), MaxRepeats: max(lib.MaxRepeats, lib.Repeats, 1),
-		Mean: lib.Gate == library.GateMean, Pool: a.obs.pool(a.Validation, devLib, candLib), Window: a.window(),
+		Mean: lib.Gate == library.GateMean, Pool: a.obs.pool(a.Validation, devLib, candLib), Window: a.window(), Estimates: est,
 	}
-	return accept.Run(ctx, spec, ids, accept.Order(devRuns, recent), src)
+	return accept.Run(ctx, spec, ids, accept.Order(devRuns, recent, est), src)
 }
 
 // window is how many rollouts one gate keeps in flight.

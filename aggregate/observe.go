@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/git-descent/git-descent/accept"
 	"github.com/git-descent/git-descent/eval"
@@ -18,6 +19,12 @@ import (
 // (repeat n of a task is its own rollout) and are safe for concurrent use.
 type Scorer interface {
 	Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Outcome, error)
+}
+
+// Estimator is a Scorer that knows how long a task's rollouts take, from
+// the ones it ran: the gate starts the longest first.
+type Estimator interface {
+	Estimate(task string) time.Duration // 0 when it does not know
 }
 
 // Outcome is one rollout as the aggregator sees it.
@@ -175,6 +182,15 @@ func (o *observations) poolTasks(tasks []eval.Task, except ...git.Hash) ([][]flo
 		}
 	}
 	return out, len(covered)
+}
+
+// estimate is how long a rollout of task is expected to take, 0 when the
+// scorer does not say.
+func (o *observations) estimate(task string) time.Duration {
+	if e, ok := o.scorer.(Estimator); ok {
+		return e.Estimate(task)
+	}
+	return 0
 }
 
 // recentOf returns the latest results of any version on a task.

@@ -339,6 +339,9 @@ func usesJudge(parts []eval.Part) bool {
 // version on a task, and what it spent if it was fresh.
 type scorer struct{ e *rollout.Evaluator }
 
+// Estimate implements aggregate.Estimator.
+func (s scorer) Estimate(task string) time.Duration { return s.e.Estimate(task) }
+
 func (s scorer) Rollout(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (aggregate.Outcome, error) {
 	rec, err := s.e.RolloutRepeat(ctx, libTree, t, repeat)
 	out := aggregate.Outcome{Reward: rec.Reward, Errored: rec.Errored}

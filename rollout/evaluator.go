@@ -266,6 +266,14 @@ func (e *Evaluator) once(ctx context.Context, libTree git.Hash, t eval.Task, rep
 	}
 }
 
+// Estimate is how long a rollout of task is expected to take: how long its
+// last fresh rollout took, 0 before it has run (aggregate.Estimator).
+func (e *Evaluator) Estimate(task string) time.Duration {
+	e.durs.mu.Lock()
+	defer e.durs.mu.Unlock()
+	return e.durs.last[task]
+}
+
 // hedgeAfter is how long a rollout of task may run before it is hedged,
 // and whether it may be at all.
 func (e *Evaluator) hedgeAfter(task string) (time.Duration, bool) {
