@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/internal/gittest"
@@ -171,6 +170,22 @@ func TestRolloutDirLaysOutAgainWhateverTheAgentDid(t *testing.T) {
 			must(t, os.Chmod(filepath.Join(skill, "refs", "locked"), 0o500))
 			must(t, os.Chmod(filepath.Join(skill, "refs"), 0o500))
 		}},
+		{"a setgid directory", func() { must(t, os.Chmod(filepath.Join(skill, "refs"), 0o2755|os.ModeSetgid)) }},
+		{"a directory with an extended attribute", func() {
+			err := syscall.Setxattr(filepath.Join(skill, "refs"), "user.note", []byte("for later"), 0)
+			if err != nil && !errors.Is(err, syscall.ENOTSUP) {
+				t.Fatal(err)
+			}
+		}},
+		{"the workspace's own directory replaced by a link", func() {
+			top := filepath.Dir(d.Dir)
+			moved, err := os.MkdirTemp(filepath.Dir(top), "moved-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			must(t, os.Rename(top, filepath.Join(moved, "ws")))
+			must(t, os.Symlink(filepath.Dir(outside), top))
+		}},
 		{"the whole workspace replaced by a link", func() {
 			must(t, os.RemoveAll(d.Dir))
 			must(t, os.Symlink(filepath.Dir(outside), d.Dir))
@@ -200,7 +215,6 @@ func TestRolloutDirLaysOutAgainWhateverTheAgentDid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * racyWindow)
 	if _, err := d.Lay(ctx, tree2, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -229,6 +243,9 @@ func listDir(t *testing.T, dir string) map[string]string {
 			out[rel] = "-> " + target
 		case de.IsDir():
 			out[rel] = info.Mode().String()
+			if n, _ := syscall.Listxattr(p, nil); n > 0 {
+				out[rel] += " with extended attributes"
+			}
 		default:
 			data, _ := os.ReadFile(p)
 			out[rel] = info.Mode().String() + " " + string(data)

@@ -33,10 +33,14 @@ type Rollout struct {
 // A file Lay wrote is kept only when it is still the very file it wrote:
 // the same inode, size, mode, link count, modification and change time
 // (the change time cannot be set by anyone but the kernel, and moves with
-// any write, chmod or new hard link). One whose change time is within
-// racyWindow of the end of the Lay that wrote it is read and compared as
-// well, since a change in the same clock tick keeps the time (git's racy
-// index entries). A symlink is always written again.
+// any write, chmod, new hard link or extended attribute). One whose change
+// time is not older than the file system's clock at the end of the last
+// Lay (a marker file's change time) is read and compared as well, since a
+// change in the same clock tick keeps the times (git's racy index
+// entries). A symlink is always written again. Directories are made 0755
+// with fresh times; one with extended attributes (an ACL, say), or a
+// workspace whose directory is no longer the one made for it, starts the
+// workspace again from nothing.
 //
 // A RolloutDir is used by one rollout at a time.
 type RolloutDir struct {
@@ -45,9 +49,10 @@ type RolloutDir struct {
 	ws      *sandbox.Workspace
 	repo    *git.Repo
 	lib     *library.Library
+	ino     uint64           // ws.Dir's inode when it was made
 	tree    git.Hash         // the library version it last held
 	wrote   map[string]stamp // what Lay wrote and still holds, by path relative to Dir
-	laid    time.Time        // when the last Lay ended
+	laid    int64            // the file system's clock (a change time, in ns) when the last Lay ended
 }
 
 // stamp is one file Lay wrote, with its status right after.
@@ -59,10 +64,6 @@ type stamp struct {
 	mtime, ctime int64 // nanoseconds
 }
 
-// racyWindow covers the coarsest clock tick a file system stamps times
-// with (a jiffy, 10 ms at 100 Hz), twice.
-const racyWindow = 20 * time.Millisecond
-
 // NewRolloutDir makes an empty rollout workspace under root ("" is the
 // system temporary directory).
 func NewRolloutDir(repo *git.Repo, lib *library.Library, root string) (*RolloutDir, error) {
@@ -70,7 +71,12 @@ func NewRolloutDir(repo *git.Repo, lib *library.Library, root string) (*RolloutD
 	if err != nil {
 		return nil, err
 	}
-	return &RolloutDir{Dir: filepath.Join(ws.Dir, "ws"), Control: filepath.Join(ws.Dir, "control"), ws: ws, repo: repo, lib: lib}, nil
+	d := &RolloutDir{Dir: filepath.Join(ws.Dir, "ws"), Control: filepath.Join(ws.Dir, "control"), ws: ws, repo: repo, lib: lib}
+	if d.ino, err = inode(ws.Dir); err != nil {
+		_ = ws.Remove()
+		return nil, err
+	}
+	return d, nil
 }
 
 // Tree is the library version the directory last held.
@@ -89,7 +95,14 @@ func (d *RolloutDir) Lay(ctx context.Context, libTree git.Hash, files []string) 
 		return r, err
 	}
 	d.tree = ""
-	keep, err := d.sweep(want)
+	var keep map[string]stamp
+	ino, err := inode(d.ws.Dir)
+	if err == nil && ino != d.ino {
+		err = errors.New("the workspace's directory was replaced")
+	}
+	if err == nil {
+		keep, err = d.sweep(want)
+	}
 	if err == nil {
 		err = d.clearBeside()
 	}
@@ -100,6 +113,9 @@ func (d *RolloutDir) Lay(ctx context.Context, libTree git.Hash, files []string) 
 			return r, fmt.Errorf("reset rollout workspace: %w", err)
 		}
 		if err := os.Mkdir(d.ws.Dir, 0o700); err != nil {
+			return r, fmt.Errorf("reset rollout workspace: %w", err)
+		}
+		if d.ino, err = inode(d.ws.Dir); err != nil {
 			return r, fmt.Errorf("reset rollout workspace: %w", err)
 		}
 		keep = nil
@@ -133,8 +149,56 @@ func (d *RolloutDir) Lay(ctx context.Context, libTree git.Hash, files []string) 
 			wrote[rel] = s
 		}
 	}
-	d.tree, d.wrote, d.laid = libTree, wrote, time.Now()
+	// Fresh times on every directory, whatever the last agent set.
+	now := time.Now()
+	err = filepath.WalkDir(d.Dir, func(p string, de fs.DirEntry, err error) error {
+		if err == nil && de.IsDir() {
+			err = os.Chtimes(p, now, now)
+		}
+		return err
+	})
+	if err != nil {
+		return r, fmt.Errorf("lay out rollout: %w", err)
+	}
+	laid, err := fsClock(d.ws.Dir)
+	if err != nil {
+		return r, fmt.Errorf("lay out rollout: %w", err)
+	}
+	d.tree, d.wrote, d.laid = libTree, wrote, laid
 	return r, nil
+}
+
+// inode is the inode of p itself (a link is not followed).
+func inode(p string) (uint64, error) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return 0, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || !fi.IsDir() {
+		return 0, fmt.Errorf("%s is not a directory", p)
+	}
+	return st.Ino, nil
+}
+
+// fsClock reads the file system's clock in dir: the change time of a
+// marker file made there now, in nanoseconds.
+func fsClock(dir string) (int64, error) {
+	f, err := os.CreateTemp(dir, ".laid-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, errors.New("no change time")
+	}
+	return st.Ctim.Nano(), nil
 }
 
 // layout lists the files a rollout of libTree holds, by path relative to
@@ -203,10 +267,15 @@ func (d *RolloutDir) sweep(want map[string]git.TreeEntry) (map[string]stamp, err
 		if de.IsDir() {
 			if info, err := de.Info(); err != nil {
 				return err
-			} else if info.Mode().Perm() != 0o755 {
+			} else if info.Mode() != fs.ModeDir|0o755 { // setgid and sticky bits too
 				if err := os.Chmod(p, 0o755); err != nil {
 					return err
 				}
+			}
+			if n, err := syscall.Listxattr(p, nil); err != nil && !errors.Is(err, syscall.ENOTSUP) {
+				return err
+			} else if n > 0 {
+				return fmt.Errorf("%s has extended attributes", p)
 			}
 			if p != d.Dir {
 				dirs = append(dirs, p)
@@ -249,7 +318,7 @@ func (d *RolloutDir) unchanged(rel, p string, de fs.DirEntry, want map[string]gi
 	if !ok || now != s {
 		return false
 	}
-	if time.Unix(0, s.ctime).Add(racyWindow).Before(d.laid) {
+	if s.ctime < d.laid {
 		return true
 	}
 	data, err := os.ReadFile(p) // racy: changed in the tick it was written?

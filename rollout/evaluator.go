@@ -369,7 +369,18 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task, repe
 		_ = d.Remove()
 		return Record{}, err
 	}
-	defer e.putDir(d)
+	// Kept only after an agent that ended by itself without an error: a
+	// killed one (a timeout, a hedge that lost, a cancelled run) may have
+	// processes still dying in it, so it is removed instead, from file
+	// descriptors that no link can redirect (os.RemoveAll).
+	clean := false
+	defer func() {
+		if clean {
+			e.putDir(d)
+		} else {
+			_ = d.Remove()
+		}
+	}()
 	dir, control := d.Dir, d.Control
 	taskFile := filepath.Join(control, "task.json")
 	if err := writeAgentTask(taskFile, t, lay.Files); err != nil {
@@ -382,6 +393,7 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task, repe
 	})
 	rec := Record{Task: t.ID, Output: resp.Output, Seconds: time.Since(start).Seconds(), Tokens: resp.Tokens, Cost: resp.Cost,
 		Unpriced: resp.Unpriced, Model: resp.Model}
+	clean = runErr == nil && ctx.Err() == nil
 	if ctx.Err() != nil {
 		return Record{}, ctx.Err()
 	}

@@ -219,3 +219,42 @@ func libraryOf(tb testing.TB, files map[string]string) (context.Context, *git.Re
 	}
 	return ctx, repo, lib, tree
 }
+
+// failingRunner fails every rollout, as a timed-out or killed agent does.
+type failingRunner struct{}
+
+func (failingRunner) Run(context.Context, agent.Request) (agent.Response, error) {
+	return agent.Response{}, errors.New("killed")
+}
+
+// A workspace is kept for the next rollout only after an agent that ended
+// cleanly; after one that failed it is removed; Close removes the kept.
+func TestWorkspacesKeptOnlyAfterCleanRollouts(t *testing.T) {
+	ctx, repo, lib, tree := libraryOf(t, map[string]string{"SKILL.md": "s\n"})
+	scorer, err := eval.NewScorer(eval.ScorerConfig{Kind: "exact"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	workspaces := func() int {
+		m, _ := filepath.Glob(filepath.Join(root, "descent-rollout-*"))
+		return len(m)
+	}
+	for _, c := range []struct {
+		runner agent.Runner
+		kept   int
+	}{{answerRunner{}, 1}, {failingRunner{}, 0}} {
+		e := &Evaluator{Repo: repo, Library: lib, Runner: c.runner, Scorer: scorer, Limiter: sandbox.NewLimiter(1), WorkDir: root}
+		for i := 0; i < 3; i++ {
+			if _, err := e.run(ctx, tree, eval.Task{ID: "t", Prompt: "p", Expected: "answer"}, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := workspaces(); n != c.kept {
+			t.Errorf("%T: %d workspaces after three rollouts, want %d", c.runner, n, c.kept)
+		}
+		if err := e.Close(); err != nil || workspaces() != 0 {
+			t.Errorf("%T: Close left %d workspaces (%v)", c.runner, workspaces(), err)
+		}
+	}
+}

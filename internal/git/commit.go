@@ -233,8 +233,8 @@ func (r *Repo) ChangedLines(ctx context.Context, from, to Hash, paths []string) 
 // ChangedLinesOver reports whether more than limit lines are added plus
 // removed between two commits under the directory dir, as ChangedLines
 // counts them, and how many when they are. It first bounds the count in
-// process: a changed file adds at most its lines on both sides (one when
-// either side is binary); git counts exactly only when the bound is over.
+// process: a changed file adds at most its lines on both sides; git counts
+// exactly only when the bound is over.
 func (r *Repo) ChangedLinesOver(ctx context.Context, from, to Hash, dir string, limit int) (int, bool, error) {
 	if bound, ok := r.changedLinesBound(ctx, from, to, dir); ok && bound <= limit {
 		return bound, false, nil
@@ -255,7 +255,8 @@ func (r *Repo) changedLinesBound(ctx context.Context, from, to Hash, dir string)
 		if !strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/") {
 			continue
 		}
-		lines, binary := 0, false
+		// Every line on both sides: at least what git counts, whether it
+		// diffs the file as text or counts it as one binary change.
 		for _, c := range []Hash{from, to} {
 			data, err := r.ReadFile(ctx, c, p)
 			if errors.Is(err, ErrPathNotFound) {
@@ -264,16 +265,11 @@ func (r *Repo) changedLinesBound(ctx context.Context, from, to Hash, dir string)
 			if err != nil {
 				return 0, false
 			}
-			binary = binary || Binary(data)
-			lines += bytes.Count(data, []byte("\n"))
+			bound += bytes.Count(data, []byte("\n"))
 			if len(data) > 0 && data[len(data)-1] != '\n' {
-				lines++
+				bound++
 			}
 		}
-		if binary {
-			lines = 1
-		}
-		bound += lines
 	}
 	return bound, true
 }

@@ -421,7 +421,7 @@ func TestEditTreeMatchesGitsIndex(t *testing.T) {
 		{"replace a file", []TreeEdit{{Path: "state.json", Hash: blob}}},
 		{"add beside and below", []TreeEdit{{Path: "decisions/r0003/c.json", Hash: blob}, {Path: "decisions/r0001/c.json", Hash: blob}, {Path: "x.y", Hash: blob}}},
 		{"unfan a note", []TreeEdit{{Path: "ab/cdef"}, {Path: "abcdef", Hash: blob}}},
-		{"remove what is not there", []TreeEdit{{Path: "no/such/file"}, {Path: "README.md/below"}, {Path: "gone"}}},
+		{"remove what is not there", []TreeEdit{{Path: "no/such/file"}, {Path: "README.md/below"}, {Path: "gone"}, {Path: "decisions"}}},
 		{"remove the last file of a directory", []TreeEdit{{Path: "x-y/z"}}},
 		{"the last edit of a path wins", []TreeEdit{{Path: "state.json", Hash: blob}, {Path: "state.json"}, {Path: "run", Mode: ModeExecutable, Hash: blob}}},
 	} {
@@ -538,7 +538,9 @@ func TestCommitsInProcessAreGits(t *testing.T) {
 		return Hash(strings.TrimSpace(string(out)))
 	}
 	for _, date := range []string{"2026-11-29T12:00:00Z", "2026-11-29T13:30:00+01:30", "2026-11-29T12:00:00-05:00", "@1795953600 +0200",
-		"1795953600 -0130", "2026-11-29 12:00:00 +0100", "Sun, 29 Nov 2026 12:00:00 +0000", "Sun Nov 29 12:00:00 2026 +0100", "2026-11-29T12:00:00", "2026.11.29 12:00"} {
+		"1795953600 -0130", "2026-11-29 12:00:00 +0100", "Sun, 29 Nov 2026 12:00:00 +0000", "Sun Nov 29 12:00:00 2026 +0100", "2026-11-29T12:00:00", "2026.11.29 12:00",
+		"@0123 +0000", "@1112911993 -0000", "@1112911993 +0099", "1112911993 +2400", "2026-11-29 12:00:00 +2400", "2026-11-29 12:00:00 +0060",
+		"2026-11-29T12:00:00.5Z"} {
 		t.Setenv("GIT_AUTHOR_DATE", date)
 		t.Setenv("GIT_COMMITTER_DATE", "2026-11-30T08:00:00Z")
 		for _, req := range []CommitTreeRequest{
@@ -546,6 +548,9 @@ func TestCommitsInProcessAreGits(t *testing.T) {
 			{Tree: tree, Message: "no newline"},
 			{Tree: tree, Parents: []Hash{b, a, b}, Message: "subject\n\nbody\n\nTrailer: x\n"},
 			{Tree: tree, Parents: []Hash{a}, Message: "odd name\n", Author: Signature{Name: " Dr. X ", Email: "<x@y>"}},
+			{Tree: tree, Message: "not UTF-8: \xff\xfe\n"},
+			{Tree: tree, Message: "a noncharacter: \uFFFE \uFDD0\n"},
+			{Tree: tree, Message: "control at the ends\n", Author: Signature{Name: "\x01X\x01", Email: "x@y"}},
 		} {
 			got, err := r.CommitTree(ctx, req)
 			if err != nil {
@@ -561,8 +566,28 @@ func TestCommitsInProcessAreGits(t *testing.T) {
 			}
 		}
 	}
+	// What git refuses is refused.
+	t.Setenv("GIT_COMMITTER_DATE", "2026-11-30T08:00:00Z")
+	for _, date := range []string{"12345 +0000", "0 +0000", "2100-01-01T00:00:00Z", "1969-12-31T23:30:00-01:00"} {
+		t.Setenv("GIT_AUTHOR_DATE", date)
+		if c, err := r.CommitTree(ctx, CommitTreeRequest{Tree: tree, Message: "m\n"}); err == nil {
+			t.Errorf("date %q, which git refuses, made %s", date, c)
+		}
+	}
+	t.Setenv("GIT_AUTHOR_DATE", "2026-11-30T08:00:00Z")
+	if c, err := r.CommitTree(ctx, CommitTreeRequest{Tree: tree, Message: "a\x00b\n"}); err == nil {
+		t.Errorf("a message with a NUL, which git refuses, made %s", c)
+	}
+	// Now, in a zone Go cannot load: git's own.
 	t.Setenv("GIT_AUTHOR_DATE", "")
 	t.Setenv("GIT_COMMITTER_DATE", "")
+	t.Setenv("TZ", "JST-9")
+	if c, err := r.CommitTree(ctx, CommitTreeRequest{Tree: tree, Message: "zone\n"}); err != nil {
+		t.Fatal(err)
+	} else if raw, err := r.run(ctx, cmd{}, "cat-file", "commit", string(c)); err != nil || !strings.Contains(string(raw), "+0900") {
+		t.Errorf("a commit made now with TZ=JST-9:\n%s (%v)", raw, err)
+	}
+	t.Setenv("TZ", "")
 	c, err := r.CommitTree(ctx, CommitTreeRequest{Tree: tree, Message: "now\n"})
 	if err != nil {
 		t.Fatal(err)
@@ -668,13 +693,22 @@ func TestMergeWithParentInProcess(t *testing.T) {
 // with git's count then, whatever the in-process bound.
 func TestChangedLinesOverAgreesWithGit(t *testing.T) {
 	ctx, r := context.Background(), testRepo(t)
-	base := commitFiles(t, r, "", map[string]string{"lib/a": "1\n2\n3\n4\n", "lib/b": "x\x00y", "lib/c": "no newline", "out/o": "o\n"})
-	next := commitFiles(t, r, base, map[string]string{"lib/a": "1\n2 changed\n3\n4\n5\n", "lib/b": "x\x00z", "lib/c": "no newline, changed", "lib/new": "n\nn\n", "out/o": "o\no\n"})
+	// lib/t holds a NUL but the attributes make git diff it as text.
+	if err := os.MkdirAll(filepath.Join(r.gitDir, "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.gitDir, "info", "attributes"), []byte("lib/t diff\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := commitFiles(t, r, "", map[string]string{"lib/a": "1\n2\n3\n4\n", "lib/b": "x\x00y", "lib/c": "no newline", "out/o": "o\n",
+		"lib/t": "\x00\n1\n2\n3\n4\n"})
+	next := commitFiles(t, r, base, map[string]string{"lib/a": "1\n2 changed\n3\n4\n5\n", "lib/b": "x\x00z", "lib/c": "no newline, changed", "lib/new": "n\nn\n", "out/o": "o\no\n",
+		"lib/t": "\x00\n1 changed\n2 changed\n3 changed\n4\n"})
 	exact, err := r.ChangedLines(ctx, base, next, []string{"lib"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exact != 3+1+2+2 {
+	if exact != 3+1+2+2+6 {
 		t.Fatalf("git counts %d lines", exact)
 	}
 	bound, ok := r.changedLinesBound(ctx, base, next, "lib")

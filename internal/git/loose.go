@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,7 +29,8 @@ import (
 // own (core.sharedRepository) does git write them.
 
 // ownWrites reports whether this repository's objects may be written in
-// process: core.sharedRepository is not set anywhere git reads it.
+// process: core.sharedRepository is not set anywhere git reads it, and no
+// GIT_OBJECT_DIRECTORY sends git's writes elsewhere.
 func (r *Repo) ownWrites(ctx context.Context) bool {
 	r.readWriteConfig(ctx)
 	return r.canWrite
@@ -46,7 +48,7 @@ func (r *Repo) ownCommits(ctx context.Context) bool {
 func (r *Repo) readWriteConfig(ctx context.Context) {
 	r.ownWritesOnce.Do(func() {
 		es, err := r.ConfigList(ctx, EffectiveConfig, `^(core\.sharedrepository|i18n\.commitencoding)$`)
-		if err != nil {
+		if err != nil || os.Getenv("GIT_OBJECT_DIRECTORY") != "" {
 			return
 		}
 		r.canWrite, r.canCommit = true, true
@@ -67,9 +69,10 @@ func (r *Repo) readWriteConfig(ctx context.Context) {
 // to: a name or date git would read in ways of its own, parents or a tree
 // not given by full name.
 func (r *Repo) writeCommit(req CommitTreeRequest, sig Signature) (Hash, bool, error) {
-	author, ok1 := commitDate(os.Getenv("GIT_AUTHOR_DATE"))
-	committer, ok2 := commitDate(os.Getenv("GIT_COMMITTER_DATE"))
-	if !ok1 || !ok2 || !plainIdent(sig.Name) || !plainIdent(sig.Email) || !isObjectName(req.Tree) {
+	now := time.Now() // one now for both, as git
+	author, ok1 := commitDate(os.Getenv("GIT_AUTHOR_DATE"), now)
+	committer, ok2 := commitDate(os.Getenv("GIT_COMMITTER_DATE"), now)
+	if !ok1 || !ok2 || !plainIdent(sig.Name) || !plainIdent(sig.Email) || !plainMessage(req.Message) || !isObjectName(req.Tree) {
 		return "", false, nil
 	}
 	var b bytes.Buffer
@@ -95,32 +98,68 @@ func (r *Repo) writeCommit(req CommitTreeRequest, sig Signature) (Hash, bool, er
 // either end, not empty.
 func plainIdent(s string) bool {
 	const crud = " \t.,:;<>\"\\'"
-	if s == "" || strings.ContainsAny(s, "<>\n\r\x00") || strings.ContainsAny(s[:1], crud) || strings.ContainsAny(s[len(s)-1:], crud) {
+	if s == "" || strings.ContainsAny(s, "<>") || strings.ContainsAny(s[:1], crud) || strings.ContainsAny(s[len(s)-1:], crud) {
 		return false
 	}
-	return utf8.ValidString(s)
+	return plainText(s) && !strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c == 0x7f })
+}
+
+// plainMessage reports whether git takes a commit message as it is: no
+// NUL (git refuses it), nothing git's UTF-8 check would rewrite.
+func plainMessage(s string) bool { return !strings.Contains(s, "\x00") && plainText(s) }
+
+// plainText is valid UTF-8 without the noncharacters git's check refuses
+// (U+FFFE, U+FFFF, U+FDD0 to U+FDEF).
+func plainText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(c rune) bool {
+		return c == 0xfffe || c == 0xffff || c >= 0xfdd0 && c <= 0xfdef
+	})
 }
 
 // commitDate turns a GIT_*_DATE value into git's "<seconds> <±hhmm>", now
-// when it is empty; false for a form this does not read exactly as git
-// does (git's own raw form, RFC 3339 and RFC 2822 with a zone are read).
-func commitDate(v string) (string, bool) {
+// when it is empty; false for a value this may not read exactly as git
+// does. It reads git's raw form ("@<seconds> <zone>", no leading zero),
+// RFC 3339, "YYYY-MM-DD hh:mm:ss ±hhmm" and RFC 2822, each with a zone
+// under 24 hours and whole minutes, in the years 1970 to 2099 that git
+// accepts; anything else, and "now" in a TZ Go cannot load, goes to git.
+func commitDate(v string, now time.Time) (string, bool) {
 	if v == "" {
-		return gitTime(time.Now()), true
+		if tz := os.Getenv("TZ"); tz != "" {
+			if _, err := time.LoadLocation(strings.TrimPrefix(tz, ":")); err != nil {
+				return "", false
+			}
+		}
+		return gitTime(now), true
 	}
 	if m := rawDate.FindStringSubmatch(v); m != nil {
-		return m[1] + " " + m[2], true
+		secs, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil || secs >= maxDate {
+			return "", false
+		}
+		zone := m[2]
+		if zone == "-0000" {
+			zone = "+0000"
+		}
+		return m[1] + " " + zone, true
 	}
 	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04:05 -0700", time.RFC1123Z} {
-		if t, err := time.Parse(layout, v); err == nil && t.Unix() >= 0 {
-			return gitTime(t), true
+		t, err := time.Parse(layout, v)
+		if err != nil || t.Format(layout) != v || t.Year() < 1970 || t.Unix() < 0 || t.Unix() >= maxDate {
+			continue // what Go reads another way, or git does not take
 		}
+		if _, off := t.Zone(); off <= -24*3600 || off >= 24*3600 {
+			continue
+		}
+		return gitTime(t), true
 	}
 	return "", false
 }
 
+// maxDate is 2100-01-01: git refuses dates from then on.
+const maxDate = 4102444800
+
 // rawDate is git's internal date form: seconds since the epoch, a zone.
-var rawDate = regexp.MustCompile(`^@?([0-9]{1,12}) ([+-][0-9]{4})$`)
+var rawDate = regexp.MustCompile(`^@([1-9][0-9]{0,10}) ([+-](?:[01][0-9]|2[0-3])[0-5][0-9])$`)
 
 // gitTime formats t as git records it, in t's own zone.
 func gitTime(t time.Time) string {
@@ -190,7 +229,8 @@ func place(tmp, final string) error {
 			return nil
 		case errors.Is(err, fs.ErrExist):
 			now := time.Now()
-			return os.Chtimes(final, now, now) // already stored: keep it from a prune
+			_ = os.Chtimes(final, now, now) // already stored: keep it from a prune (another user's object stays as it is)
+			return nil
 		case errors.Is(err, fs.ErrNotExist):
 			continue // the directory went away: make it again
 		}

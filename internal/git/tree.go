@@ -206,7 +206,8 @@ func (r *Repo) EditTree(ctx context.Context, base Hash, edits []TreeEdit) (Hash,
 }
 
 // edit queues tree (a tree's name, "" for none) with edits applied, their
-// paths relative to it, and returns its name, "" when it ends up empty.
+// paths relative to it, and returns its name, "" when it ends up empty. A
+// path that edits make both a file and a directory is an error.
 func (w *treeWriter) edit(tree Hash, edits []TreeEdit) (Hash, error) {
 	var entries []dirEntry
 	if tree != "" && tree != w.r.emptyTree() {
@@ -229,14 +230,17 @@ func (w *treeWriter) edit(tree Hash, edits []TreeEdit) (Hash, error) {
 			below[name] = append(below[name], TreeEdit{Path: rest, Mode: e.Mode, Hash: e.Hash})
 			continue
 		}
-		entries = slices.DeleteFunc(entries, func(d dirEntry) bool { return d.name == name })
-		if !e.Hash.IsZero() {
-			mode := e.Mode
-			if mode == 0 {
-				mode = ModeFile
-			}
-			entries = append(entries, dirEntry{name: name, mode: mode, hash: e.Hash})
+		if e.Hash.IsZero() {
+			// As the index: removing a file's path removes it; a
+			// directory's path names no entry, so nothing goes.
+			entries = slices.DeleteFunc(entries, func(d dirEntry) bool { return d.name == name && d.mode != ModeTree })
+			continue
 		}
+		mode := e.Mode
+		if mode == 0 {
+			mode = ModeFile
+		}
+		entries = append(slices.DeleteFunc(entries, func(d dirEntry) bool { return d.name == name }), dirEntry{name: name, mode: mode, hash: e.Hash})
 	}
 	for _, name := range order {
 		var sub Hash
