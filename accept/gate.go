@@ -185,9 +185,12 @@ func (s *gateState) reroll(ctx context.Context, src Source) error {
 }
 
 // estimate is task i's expected rollout duration, 0 when unknown.
-func (s *gateState) estimate(i int) time.Duration {
-	if i < len(s.spec.Estimates) {
-		return s.spec.Estimates[i]
+func (s *gateState) estimate(i int) time.Duration { return estimateAt(s.spec.Estimates, i) }
+
+// estimateAt is est[i], 0 when est does not say.
+func estimateAt(est []time.Duration, i int) time.Duration {
+	if i < len(est) {
+		return est[i]
 	}
 	return 0
 }
@@ -461,10 +464,9 @@ func Order(devRuns [][]float64, recent [][]float64, est []time.Duration) []int {
 	for i := range order {
 		order[i] = i
 	}
-	longer := func(a, b int) bool { return a < len(est) && b < len(est) && est[a] > est[b] }
 	sort.SliceStable(order, func(a, b int) bool {
 		x, y := order[a], order[b]
-		return rank(x) < rank(y) || rank(x) == rank(y) && longer(x, y)
+		return rank(x) < rank(y) || rank(x) == rank(y) && estimateAt(est, x) > estimateAt(est, y)
 	})
 	return order
 }

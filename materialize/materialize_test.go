@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/internal/gittest"
@@ -170,6 +171,10 @@ func TestRolloutDirLaysOutAgainWhateverTheAgentDid(t *testing.T) {
 			must(t, os.Chmod(filepath.Join(skill, "refs", "locked"), 0o500))
 			must(t, os.Chmod(filepath.Join(skill, "refs"), 0o500))
 		}},
+		{"directory times set back", func() {
+			old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+			must(t, os.Chtimes(filepath.Join(skill, "refs"), old, old))
+		}},
 		{"a setgid directory", func() { must(t, os.Chmod(filepath.Join(skill, "refs"), 0o2755|os.ModeSetgid)) }},
 		{"a directory with an extended attribute", func() {
 			err := syscall.Setxattr(filepath.Join(skill, "refs"), "user.note", []byte("for later"), 0)
@@ -245,6 +250,9 @@ func listDir(t *testing.T, dir string) map[string]string {
 			out[rel] = info.Mode().String()
 			if n, _ := syscall.Listxattr(p, nil); n > 0 {
 				out[rel] += " with extended attributes"
+			}
+			if info.ModTime().Year() < 2020 {
+				out[rel] += " with times set back"
 			}
 		default:
 			data, _ := os.ReadFile(p)

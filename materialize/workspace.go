@@ -149,17 +149,6 @@ func (d *RolloutDir) Lay(ctx context.Context, libTree git.Hash, files []string) 
 			wrote[rel] = s
 		}
 	}
-	// Fresh times on every directory, whatever the last agent set.
-	now := time.Now()
-	err = filepath.WalkDir(d.Dir, func(p string, de fs.DirEntry, err error) error {
-		if err == nil && de.IsDir() {
-			err = os.Chtimes(p, now, now)
-		}
-		return err
-	})
-	if err != nil {
-		return r, fmt.Errorf("lay out rollout: %w", err)
-	}
 	laid, err := fsClock(d.ws.Dir)
 	if err != nil {
 		return r, fmt.Errorf("lay out rollout: %w", err)
@@ -253,10 +242,12 @@ func (d *RolloutDir) clearBeside() error {
 
 // sweep removes from the workspace everything but the files of want it
 // still holds as Lay wrote them, which it returns; directories are made
-// 0755 again, empty ones removed.
+// 0755 again with fresh times (whatever the last agent set), empty ones
+// removed.
 func (d *RolloutDir) sweep(want map[string]git.TreeEntry) (map[string]stamp, error) {
 	keep := map[string]stamp{}
 	var dirs []string
+	now := time.Now()
 	err := filepath.WalkDir(d.Dir, func(p string, de fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) && p == d.Dir {
 			return fs.SkipAll // nothing laid out yet
@@ -276,6 +267,9 @@ func (d *RolloutDir) sweep(want map[string]git.TreeEntry) (map[string]stamp, err
 				return err
 			} else if n > 0 {
 				return fmt.Errorf("%s has extended attributes", p)
+			}
+			if err := os.Chtimes(p, now, now); err != nil {
+				return err
 			}
 			if p != d.Dir {
 				dirs = append(dirs, p)

@@ -37,11 +37,8 @@ func (r *Repo) CommitTree(ctx context.Context, req CommitTreeRequest) (Hash, err
 	if sig.Name == "" {
 		sig = DescentSignature
 	}
-	if err := ctx.Err(); err != nil {
-		return "", err // as git would fail to start
-	}
 	if r.ownCommits(ctx) {
-		if h, ok, err := r.writeCommit(req, sig); ok {
+		if h, ok, err := r.writeCommit(ctx, req, sig); ok {
 			return h, err
 		}
 	}
@@ -63,11 +60,8 @@ func (r *Repo) CommitTree(ctx context.Context, req CommitTreeRequest) (Hash, err
 
 // HashObject writes data as a blob and returns its name.
 func (r *Repo) HashObject(ctx context.Context, data []byte) (Hash, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err // as git would fail to start
-	}
 	if r.ownWrites(ctx) {
-		return r.writeBlob(data)
+		return r.writeBlob(ctx, data)
 	}
 	out, err := r.run(ctx, cmd{stdin: data}, "hash-object", "-w", "--stdin")
 	if err != nil {
@@ -246,15 +240,27 @@ func (r *Repo) ChangedLinesOver(ctx context.Context, from, to Hash, dir string, 
 // changedLinesBound is the in-process bound of ChangedLinesOver; false when
 // it cannot be computed here.
 func (r *Repo) changedLinesBound(ctx context.Context, from, to Hash, dir string) (int, bool) {
-	paths, err := r.ChangedPaths(ctx, from, to)
-	if err != nil {
+	dir = strings.Trim(dir, "/")
+	var sub [2]Hash // dir's tree on either side, "" where there is none
+	for i, c := range []Hash{from, to} {
+		if !isObjectName(c) {
+			return 0, false
+		}
+		h, err := r.TreeOf(ctx, c, dir)
+		switch {
+		case errors.Is(err, ErrPathNotFound):
+		case err != nil:
+			return 0, false
+		default:
+			sub[i] = h
+		}
+	}
+	var paths []string
+	if err := r.diffTrees(sub[0], sub[1], dir+"/", &paths); err != nil {
 		return 0, false
 	}
 	bound := 0
 	for _, p := range paths {
-		if !strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/") {
-			continue
-		}
 		// Every line on both sides: at least what git counts, whether it
 		// diffs the file as text or counts it as one binary change.
 		for _, c := range []Hash{from, to} {

@@ -406,10 +406,11 @@ func indexTree(t *testing.T, r *Repo, base Hash, edits []TreeEdit) Hash {
 // builds.
 func TestEditTreeMatchesGitsIndex(t *testing.T) {
 	ctx, r := context.Background(), testRepo(t)
-	c := commitFile(t, r, "", "README.md", "r\n")
+	files := map[string]string{"README.md": "r\n"}
 	for _, f := range []string{"decisions/r0001/a.json", "decisions/r0001/b.json", "decisions/r0002/a.json", "ab/cdef", "state.json", "x-y/z"} {
-		c = commitFile(t, r, c, f, f+"\n")
+		files[f] = f + "\n"
 	}
+	c := commitFiles(t, r, "", files)
 	blob, err := r.HashObject(ctx, []byte("new\n"))
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,9 @@ func (r *Repo) ownCommits(ctx context.Context) bool {
 // readWriteConfig reads, once, the settings that send writes to git.
 func (r *Repo) readWriteConfig(ctx context.Context) {
 	r.ownWritesOnce.Do(func() {
-		es, err := r.ConfigList(ctx, EffectiveConfig, `^(core\.sharedrepository|i18n\.commitencoding)$`)
+		// Read once for the Repo's life, so not cut short by the
+		// context of whichever call came first.
+		es, err := r.ConfigList(context.WithoutCancel(ctx), EffectiveConfig, `^(core\.sharedrepository|i18n\.commitencoding)$`)
 		if err != nil || os.Getenv("GIT_OBJECT_DIRECTORY") != "" {
 			return
 		}
@@ -68,7 +70,7 @@ func (r *Repo) readWriteConfig(ctx context.Context) {
 // GIT_COMMITTER_DATE give (now when unset); false when it cannot be sure
 // to: a name or date git would read in ways of its own, parents or a tree
 // not given by full name.
-func (r *Repo) writeCommit(req CommitTreeRequest, sig Signature) (Hash, bool, error) {
+func (r *Repo) writeCommit(ctx context.Context, req CommitTreeRequest, sig Signature) (Hash, bool, error) {
 	now := time.Now() // one now for both, as git
 	author, ok1 := commitDate(os.Getenv("GIT_AUTHOR_DATE"), now)
 	committer, ok2 := commitDate(os.Getenv("GIT_COMMITTER_DATE"), now)
@@ -89,7 +91,7 @@ func (r *Repo) writeCommit(req CommitTreeRequest, sig Signature) (Hash, bool, er
 		fmt.Fprintf(&b, "parent %s\n", p)
 	}
 	fmt.Fprintf(&b, "author %s <%s> %s\ncommitter %s <%s> %s\n\n%s", sig.Name, sig.Email, author, sig.Name, sig.Email, committer, req.Message)
-	h, err := r.writeObject("commit", int64(b.Len()), &b)
+	h, err := r.writeObject(ctx, "commit", int64(b.Len()), &b)
 	return h, true, err
 }
 
@@ -171,10 +173,14 @@ func gitTime(t time.Time) string {
 	return fmt.Sprintf("%d %c%02d%02d", t.Unix(), sign, off/3600, off/60%60)
 }
 
-// writeObject stores an object of kind ("blob", "tree") whose content of
-// size bytes src yields, and returns its name. src yielding other than
-// size bytes is an error (a file that changed while it was read).
-func (r *Repo) writeObject(kind string, size int64, src io.Reader) (Hash, error) {
+// writeObject stores an object of kind ("blob", "tree", "commit") whose
+// content of size bytes src yields, and returns its name. src yielding
+// other than size bytes is an error (a file that changed while it was
+// read); a cancelled context is one too, as git would fail to start.
+func (r *Repo) writeObject(ctx context.Context, kind string, size int64, src io.Reader) (Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	objects := filepath.Join(r.gitDir, "objects")
 	tmp, err := os.CreateTemp(objects, "tmp_obj_descent_")
 	if err != nil {
@@ -240,12 +246,12 @@ func place(tmp, final string) error {
 }
 
 // writeBlob stores data as a blob in process.
-func (r *Repo) writeBlob(data []byte) (Hash, error) {
-	return r.writeObject("blob", int64(len(data)), bytes.NewReader(data))
+func (r *Repo) writeBlob(ctx context.Context, data []byte) (Hash, error) {
+	return r.writeObject(ctx, "blob", int64(len(data)), bytes.NewReader(data))
 }
 
 // writeFileBlob stores the file at p as a blob in process, byte for byte.
-func (r *Repo) writeFileBlob(p string) (Hash, error) {
+func (r *Repo) writeFileBlob(ctx context.Context, p string) (Hash, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", fmt.Errorf("write blob: %w", err)
@@ -258,7 +264,7 @@ func (r *Repo) writeFileBlob(p string) (Hash, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("write blob: %q is not a regular file", p)
 	}
-	h, err := r.writeObject("blob", fi.Size(), f)
+	h, err := r.writeObject(ctx, "blob", fi.Size(), f)
 	if err != nil {
 		return "", fmt.Errorf("%q: %w", p, err)
 	}

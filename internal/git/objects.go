@@ -79,14 +79,11 @@ func (r *Repo) WriteBlobs(ctx context.Context, paths []string) ([]Hash, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err // as git would fail to start
-	}
 	if r.ownWrites(ctx) {
 		hs := make([]Hash, len(paths))
 		for i, p := range paths {
 			var err error
-			if hs[i], err = r.writeFileBlob(p); err != nil {
+			if hs[i], err = r.writeFileBlob(ctx, p); err != nil {
 				return nil, err
 			}
 		}
@@ -315,12 +312,9 @@ func (w *treeWriter) write(ctx context.Context) error {
 	if len(w.names) == 0 {
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err // as git would fail to start
-	}
 	if w.r.ownWrites(ctx) {
 		for i, raw := range w.raw {
-			h, err := w.r.writeObject("tree", int64(len(raw)), bytes.NewReader(raw))
+			h, err := w.r.writeObject(ctx, "tree", int64(len(raw)), bytes.NewReader(raw))
 			if err != nil {
 				return err
 			}
