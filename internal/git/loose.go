@@ -173,6 +173,35 @@ func gitTime(t time.Time) string {
 	return fmt.Sprintf("%d %c%02d%02d", t.Unix(), sign, off/3600, off/60%60)
 }
 
+// deflaters keeps zlib writers at best speed for the next object: a new
+// one allocates and clears over a megabyte, many times the cost of
+// deflating a small object (BenchmarkWriteBlob). A channel rather than a
+// sync.Pool, which a garbage collection empties.
+var deflaters = make(chan *zlib.Writer, 8)
+
+// deflater returns a zlib writer at best speed onto w; putDeflater keeps
+// it for the next.
+func deflater(w io.Writer) *zlib.Writer {
+	select {
+	case z := <-deflaters:
+		z.Reset(w)
+		return z
+	default:
+		z, err := zlib.NewWriterLevel(w, zlib.BestSpeed)
+		if err != nil {
+			panic(err) // only for a level out of range
+		}
+		return z
+	}
+}
+
+func putDeflater(z *zlib.Writer) {
+	select {
+	case deflaters <- z:
+	default:
+	}
+}
+
 // writeObject stores an object of kind ("blob", "tree", "commit") whose
 // content of size bytes src yields, and returns its name. src yielding
 // other than size bytes is an error (a file that changed while it was
@@ -188,11 +217,8 @@ func (r *Repo) writeObject(ctx context.Context, kind string, size int64, src io.
 	}
 	defer os.Remove(tmp.Name())
 	h := r.newHash()
-	z, err := zlib.NewWriterLevel(tmp, zlib.BestSpeed)
-	if err != nil {
-		tmp.Close()
-		return "", err
-	}
+	z := deflater(tmp)
+	defer putDeflater(z)
 	header := fmt.Sprintf("%s %d\x00", kind, size)
 	h.Write([]byte(header))
 	z.Write([]byte(header))
