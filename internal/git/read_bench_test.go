@@ -16,13 +16,7 @@ import (
 //
 //	go test -run '^$' -bench ReadLibrary ./internal/git
 func BenchmarkReadLibrary(b *testing.B) {
-	ctx := context.Background()
-	b.Setenv("HOME", b.TempDir())
-	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	r, err := InitRepo(ctx, b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ctx, r := benchRepo(b)
 	var edits []TreeEdit
 	for i := 0; i < 20; i++ {
 		blob, err := r.HashObject(ctx, bytes.Repeat([]byte(fmt.Sprintf("line %d of a skill file\n", i)), 80))
@@ -63,4 +57,18 @@ func BenchmarkReadLibrary(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchRepo is a new repository for a benchmark, with no user or system
+// configuration.
+func benchRepo(b *testing.B) (context.Context, *Repo) {
+	b.Helper()
+	ctx := context.Background()
+	b.Setenv("HOME", b.TempDir())
+	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	r, err := InitRepo(ctx, b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ctx, r
 }

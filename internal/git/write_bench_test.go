@@ -1,7 +1,6 @@
 package git
 
 import (
-	"context"
 	"fmt"
 	"testing"
 )
@@ -12,13 +11,7 @@ import (
 //
 //	go test -run '^$' -bench WriteBlob ./internal/git
 func BenchmarkWriteBlob(b *testing.B) {
-	ctx := context.Background()
-	b.Setenv("HOME", b.TempDir())
-	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	r, err := InitRepo(ctx, b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ctx, r := benchRepo(b)
 	if !r.ownWrites(ctx) {
 		b.Fatal("git writes the objects of this repository, not git-descent")
 	}
