@@ -91,7 +91,7 @@ func (r *Repo) writeCommit(ctx context.Context, req CommitTreeRequest, sig Signa
 		fmt.Fprintf(&b, "parent %s\n", p)
 	}
 	fmt.Fprintf(&b, "author %s <%s> %s\ncommitter %s <%s> %s\n\n%s", sig.Name, sig.Email, author, sig.Name, sig.Email, committer, req.Message)
-	h, err := r.writeObject(ctx, "commit", int64(b.Len()), &b)
+	h, err := r.writeBytes(ctx, "commit", b.Bytes())
 	return h, true, err
 }
 
@@ -203,21 +203,90 @@ func putDeflater(z *zlib.Writer) {
 }
 
 // writeObject stores an object of kind ("blob", "tree", "commit") whose
-// content of size bytes src yields, and returns its name. src yielding
-// other than size bytes is an error (a file that changed while it was
-// read); a cancelled context is one too, as git would fail to start.
+// content of size bytes src yields, and returns its name: deflated into a
+// temporary file in the objects directory while it is hashed, then linked
+// into place. src yielding other than size bytes is an error (a file that
+// changed while it was read); a cancelled context is one too, as git would
+// fail to start. Content in memory goes through writeBytes.
 func (r *Repo) writeObject(ctx context.Context, kind string, size int64, src io.Reader) (Hash, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	objects := filepath.Join(r.gitDir, "objects")
-	tmp, err := os.CreateTemp(objects, "tmp_obj_descent_")
+	tmp, name, err := r.deflate(objects, kind, size, src)
+	if tmp != "" {
+		defer os.Remove(tmp)
+	}
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", kind, err)
 	}
-	defer os.Remove(tmp.Name())
+	if err := place(tmp, filepath.Join(objects, name[:2], name[2:])); err != nil {
+		return "", fmt.Errorf("write %s %s: %w", kind, name[:12], err)
+	}
+	return Hash(name), nil
+}
+
+// writeBytes stores an object of kind whose content is data. Its name is
+// known before anything is written, so an object already stored only has
+// its time renewed (a concurrent prune keeps it), and a new one is
+// deflated into a temporary file beside where it goes, as git does: the
+// files of concurrent writers spread over the 256 object directories
+// rather than all being created and removed in one.
+func (r *Repo) writeBytes(ctx context.Context, kind string, data []byte) (Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	h := r.newHash()
-	z := deflater(tmp)
+	fmt.Fprintf(h, "%s %d\x00", kind, len(data))
+	h.Write(data)
+	name := hex.EncodeToString(h.Sum(nil))
+	dir := filepath.Join(r.gitDir, "objects", name[:2])
+	final := filepath.Join(dir, name[2:])
+	if _, err := os.Lstat(final); err == nil {
+		now := time.Now()
+		_ = os.Chtimes(final, now, now) // another user's object stays as it is
+		return Hash(name), nil
+	}
+	var tmp, got string
+	var err error
+	for try := 1; try <= 3; try++ {
+		if err = os.MkdirAll(dir, 0o755); err != nil {
+			continue
+		}
+		if tmp, got, err = r.deflate(dir, kind, int64(len(data)), bytes.NewReader(data)); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if tmp != "" { // the directory went away (a concurrent gc): make it again
+			os.Remove(tmp)
+			tmp = ""
+		}
+	}
+	if tmp != "" {
+		defer os.Remove(tmp)
+	}
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("write %s: %w", kind, err)
+	case got != name:
+		return "", fmt.Errorf("write %s: stored as %s, named %s", kind, got, name)
+	}
+	if err := place(tmp, final); err != nil {
+		return "", fmt.Errorf("write %s %s: %w", kind, name[:12], err)
+	}
+	return Hash(name), nil
+}
+
+// deflate writes an object's header and content (size bytes from src),
+// deflated, into a new temporary file in dir, made read-only as git makes
+// its objects, and returns the file ("" when none was made) and the
+// object's name.
+func (r *Repo) deflate(dir, kind string, size int64, src io.Reader) (tmp, name string, err error) {
+	f, err := os.CreateTemp(dir, "tmp_obj_descent_")
+	if err != nil {
+		return "", "", err
+	}
+	h := r.newHash()
+	z := deflater(f)
 	defer putDeflater(z)
 	header := fmt.Sprintf("%s %d\x00", kind, size)
 	h.Write([]byte(header))
@@ -229,20 +298,13 @@ func (r *Repo) writeObject(ctx context.Context, kind string, size int64, src io.
 	if err == nil {
 		err = z.Close()
 	}
-	if cerr := tmp.Close(); err == nil {
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o444)
+		err = os.Chmod(f.Name(), 0o444)
 	}
-	if err != nil {
-		return "", fmt.Errorf("write %s: %w", kind, err)
-	}
-	name := hex.EncodeToString(h.Sum(nil))
-	if err := place(tmp.Name(), filepath.Join(objects, name[:2], name[2:])); err != nil {
-		return "", fmt.Errorf("write %s %s: %w", kind, name[:12], err)
-	}
-	return Hash(name), nil
+	return f.Name(), hex.EncodeToString(h.Sum(nil)), err
 }
 
 // place links the finished temporary file tmp to the object's path,
@@ -273,7 +335,7 @@ func place(tmp, final string) error {
 
 // writeBlob stores data as a blob in process.
 func (r *Repo) writeBlob(ctx context.Context, data []byte) (Hash, error) {
-	return r.writeObject(ctx, "blob", int64(len(data)), bytes.NewReader(data))
+	return r.writeBytes(ctx, "blob", data)
 }
 
 // writeFileBlob stores the file at p as a blob in process, byte for byte.

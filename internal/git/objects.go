@@ -314,7 +314,7 @@ func (w *treeWriter) write(ctx context.Context) error {
 	}
 	if w.r.ownWrites(ctx) {
 		for i, raw := range w.raw {
-			h, err := w.r.writeObject(ctx, "tree", int64(len(raw)), bytes.NewReader(raw))
+			h, err := w.r.writeBytes(ctx, "tree", raw)
 			if err != nil {
 				return err
 			}
