@@ -490,8 +490,10 @@ func TestOwnWritesAreGitsObjects(t *testing.T) {
 	if out, err := r.run(ctx, cmd{}, "fsck", "--strict", "--no-dangling"); err != nil {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
-	if left, _ := filepath.Glob(filepath.Join(r.gitDir, "objects", "tmp_obj_*")); len(left) > 0 {
-		t.Errorf("temporary files left: %v", left)
+	for _, pattern := range []string{"tmp_obj_*", "*/tmp_obj_*"} {
+		if left, _ := filepath.Glob(filepath.Join(r.gitDir, "objects", pattern)); len(left) > 0 {
+			t.Errorf("temporary files left: %v", left)
+		}
 	}
 
 	shared := testRepo(t)
