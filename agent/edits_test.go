@@ -74,6 +74,7 @@ func TestApplyEditsRefuses(t *testing.T) {
 		{"ambiguous", "RATIONALE: r\nEDIT SKILL.md\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", "appears 2 times"},
 		{"frozen", "RATIONALE: r\nFILE evals/evals.json\n<<<<<<< CONTENT\n[]\n>>>>>>> END\n", "frozen"},
 		{"outside", "RATIONALE: r\nFILE ../x.md\n<<<<<<< CONTENT\nx\n>>>>>>> END\n", "inside the skill directory"},
+		{"absolute", "RATIONALE: r\nFILE /etc/x.md\n<<<<<<< CONTENT\nx\n>>>>>>> END\n", "inside the skill directory"},
 		{"git", "RATIONALE: r\nFILE .git/config\n<<<<<<< CONTENT\nx\n>>>>>>> END\n", ".git"},
 		{"symlink", "RATIONALE: r\nFILE link/x.md\n<<<<<<< CONTENT\nx\n>>>>>>> END\n", "symlink"},
 		{"big whole file", "RATIONALE: r\nFILE big.md\n<<<<<<< CONTENT\nsmall\n>>>>>>> END\n", "with EDIT blocks"},

@@ -357,7 +357,10 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	if err := r.removeOldWorktrees(ctx); err != nil {
 		return err
 	}
-	sandbox.CleanDead(r.controlRoot()) // a killed run's proposer control directories
+	// A killed run's proposer control directories: in the workspace root
+	// (sandbox.WorkspaceRoot cleans it), or, made by older versions, under
+	// .git/descent/tmp.
+	sandbox.CleanDead(filepath.Join(r.repo.DescentDir(), "tmp"))
 	proposer, name, err := r.opts.Proposer, "in-process "+r.opts.AgentName, error(nil)
 	if proposer == nil {
 		proposer, name, err = newProposer(ctx, r.lib, r.models, git.ExecutablePath(), r.jail)
@@ -386,8 +389,10 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 }
 
 // controlRoot is where proposers' control directories (the failures, the
-// brief, the rationale) go: git-descent's scratch directory.
-func (r *runner) controlRoot() string { return filepath.Join(r.repo.DescentDir(), "tmp") }
+// brief, the rationale, the proposer's home and temporary directory) go:
+// beside the seats and the rollout workspaces, outside the repository, so
+// that no git command a proposer runs from them finds it.
+func (r *runner) controlRoot() string { return sandbox.WorkspaceRoot() }
 
 // newSeat makes a proposer's directory beside the rollout workspaces, and
 // remembers it so that close removes it.

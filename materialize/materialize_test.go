@@ -302,6 +302,10 @@ func TestSeatCapturesAndRefusesEdits(t *testing.T) {
 		{"binary", func() { write(t, filepath.Join(skill, "blob.md"), "a\x00b") }, "binary files are not allowed (binary = true allows them)", ""},
 		{"names that differ in case", func() { write(t, filepath.Join(skill, "skill.md"), "x") }, "names that differ only in case are not allowed", ""},
 		{"directories that differ in case", func() { write(t, filepath.Join(skill, "Scripts", "b.sh"), "x") }, "names that differ only in case are not allowed", ""},
+		{"new names that differ in case", func() {
+			write(t, filepath.Join(skill, "Rules.md"), "a\n")
+			write(t, filepath.Join(skill, "rules.md"), "b\n")
+		}, "names that differ only in case are not allowed", ""},
 		{"valid", func() {
 			write(t, filepath.Join(skill, "SKILL.md"), "# S\nmore\n")
 			write(t, filepath.Join(skill, "new dir", "new.md"), "n\n")
@@ -312,7 +316,13 @@ func TestSeatCapturesAndRefusesEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.edit()
+		before := looseObjects(t, repo)
 		edit, err := seat.Capture(ctx)
+		if c.reason != "" {
+			if added := looseObjects(t, repo) - before; added != 0 {
+				t.Errorf("%s: refused, but %d objects were stored first", c.name, added)
+			}
+		}
 		var invalid *InvalidEditError
 		switch {
 		case c.reason == "" && c.paths == "":
@@ -413,4 +423,20 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// looseObjects counts the objects stored loose in repo.
+func looseObjects(t *testing.T, repo *git.Repo) int {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(repo.GitDir(), "objects", "??", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, name := range names {
+		if !strings.HasPrefix(filepath.Base(name), "tmp_") {
+			n++
+		}
+	}
+	return n
 }

@@ -172,8 +172,20 @@ func TestJailLimits(t *testing.T) {
 		if !errors.As(err, &exit) || exit.ExitCode == 0 {
 			t.Errorf("%s: a spinning process was not stopped by its CPU limit: %v", level, err)
 		}
+		// sort holds its one 100 MB line in memory: over the 64 MiB it
+		// has, it fails (and with room, it sorts).
+		res, err = runIn(t, j, t.TempDir(), hog)
+		if !errors.As(err, &exit) || exit.ExitCode == 0 || !strings.Contains(string(res.Stderr), "memory exhausted") {
+			t.Errorf("%s: a process over its memory limit went on: %v, %q", level, err, res.Stderr)
+		}
+	}
+	if _, err := runIn(t, Jail{Level: LevelNone, Memory: 1 << 30}, t.TempDir(), hog); err != nil {
+		t.Errorf("the memory hog fails with 1 GiB too: %v", err)
 	}
 }
+
+// hog needs more than 64 MiB of memory.
+const hog = "head -c 100000000 /dev/zero | sort >/dev/null"
 
 func TestResolve(t *testing.T) {
 	if level, _, err := Resolve(LevelNone); level != LevelNone || err != nil {
