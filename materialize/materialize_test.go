@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -439,4 +440,41 @@ func looseObjects(t *testing.T, repo *git.Repo) int {
 		}
 	}
 	return n
+}
+
+// A 200 MB file a proposer leaves in the seat is refused without being held
+// in memory or stored: it is hashed as it is read.
+func TestSeatRefusesABigFileWithoutHoldingIt(t *testing.T) {
+	ctx := context.Background()
+	repo, head := newRepo(t, skillFiles)
+	seat, err := NewSeat(repo, library.New("skills/s"), t.TempDir(), "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seat.Remove()
+	if err := seat.Reset(ctx, head); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(seat.SkillDir(), "big.md")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 200<<20); err != nil {
+		t.Fatal(err)
+	}
+	objects := looseObjects(t, repo)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = seat.Capture(ctx)
+	runtime.ReadMemStats(&after)
+	var invalid *InvalidEditError
+	if !errors.As(err, &invalid) || !strings.HasPrefix(invalid.Reason, "files over") {
+		t.Fatalf("err = %v, want the size rule", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Errorf("capturing a 200 MB file allocated %d MB", n>>20)
+	}
+	if added := looseObjects(t, repo) - objects; added != 0 {
+		t.Errorf("%d objects stored for a refused edit", added)
+	}
 }

@@ -203,6 +203,22 @@ func TestResolve(t *testing.T) {
 	if level, why, err := Resolve(LevelAuto); level != LevelNone || err != nil || !strings.Contains(why, "not installed") {
 		t.Errorf("auto without bubblewrap: %s (%s), %v", level, why, err)
 	}
+	// Installed, but the kernel refuses its namespaces (a container, or
+	// unprivileged user namespaces off): the error says so and names the
+	// fixes.
+	broken := filepath.Join(t.TempDir(), "bwrap")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\n[ \"$1\" = --version ] && { echo 'bubblewrap 0.8.0'; exit 0; }\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bwrapPath, probeOnce = broken, sync.OnceValues(probe)
+	_, _, err := Resolve(LevelBwrap)
+	if err == nil || !strings.Contains(err.Error(), "bubblewrap 0.8.0 does not work here") || !strings.Contains(err.Error(), "No permissions to creating new namespace") ||
+		!strings.Contains(err.Error(), "kernel.unprivileged_userns_clone=1") || !strings.Contains(err.Error(), "isolation = none") {
+		t.Errorf("bwrap that cannot make its namespaces: %v, want the reason and the fixes", err)
+	}
+	if level, why, err := Resolve(LevelAuto); level != LevelNone || err != nil || !strings.Contains(why, "does not work here") {
+		t.Errorf("auto with a bubblewrap that does not work: %s (%s), %v", level, why, err)
+	}
 }
 
 // Under bwrap a locked file inside the writable workspace is a read-only
