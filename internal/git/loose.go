@@ -236,35 +236,26 @@ func (r *Repo) writeBytes(ctx context.Context, kind string, data []byte) (Hash, 
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	h := r.newHash()
-	fmt.Fprintf(h, "%s %d\x00", kind, len(data))
-	h.Write(data)
-	name := hex.EncodeToString(h.Sum(nil))
+	name := string(r.objectName(kind, data))
 	dir := filepath.Join(r.gitDir, "objects", name[:2])
 	final := filepath.Join(dir, name[2:])
 	if _, err := os.Lstat(final); err == nil {
-		now := time.Now()
-		_ = os.Chtimes(final, now, now) // another user's object stays as it is
+		renew(final)
 		return Hash(name), nil
 	}
 	var tmp, got string
-	var err error
-	for try := 1; try <= 3; try++ {
-		if err = os.MkdirAll(dir, 0o755); err != nil {
-			continue
-		}
-		if tmp, got, err = r.deflate(dir, kind, int64(len(data)), bytes.NewReader(data)); !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if tmp != "" { // the directory went away (a concurrent gc): make it again
-			os.Remove(tmp)
-			tmp = ""
-		}
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		tmp, got, err = r.deflate(dir, kind, int64(len(data)), bytes.NewReader(data))
 	}
 	if tmp != "" {
 		defer os.Remove(tmp)
 	}
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && tmp == "":
+		// The directory went away (a concurrent gc): the temporary file
+		// goes in objects/ instead, and place makes the directory again.
+		return r.writeObject(ctx, kind, int64(len(data)), bytes.NewReader(data))
 	case err != nil:
 		return "", fmt.Errorf("write %s: %w", kind, err)
 	case got != name:
@@ -322,8 +313,7 @@ func place(tmp, final string) error {
 		case err == nil:
 			return nil
 		case errors.Is(err, fs.ErrExist):
-			now := time.Now()
-			_ = os.Chtimes(final, now, now) // already stored: keep it from a prune (another user's object stays as it is)
+			renew(final) // already stored
 			return nil
 		case errors.Is(err, fs.ErrNotExist):
 			continue // the directory went away: make it again
@@ -331,6 +321,13 @@ func place(tmp, final string) error {
 		return os.Rename(tmp, final)
 	}
 	return err
+}
+
+// renew gives an object already stored the time now, so that a concurrent
+// prune keeps it; another user's object stays as it is.
+func renew(object string) {
+	now := time.Now()
+	_ = os.Chtimes(object, now, now)
 }
 
 // writeBlob stores data as a blob in process.
