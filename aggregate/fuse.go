@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/merge"
 )
 
 // fusion is a candidate under construction: dev with some proposals merged
@@ -96,7 +97,7 @@ func (a *Aggregator) build(ctx context.Context, dev git.Hash, members []*Submiss
 
 // extend merges one more proposal into a fusion, returning a new one.
 func (a *Aggregator) extend(ctx context.Context, f *fusion, m *Submission) (*fusion, error) {
-	tree, err := a.Repo.MergeTree(ctx, git.MergeTreeRequest{Ours: f.commit, Theirs: m.Proposal.Commit})
+	tree, err := a.Repo.MergeTree(ctx, merge.TreeRequest(f.commit, m.Proposal.Commit))
 	var mc *git.MergeConflictError
 	if errors.As(err, &mc) {
 		return nil, &MemberConflictError{Member: m, Paths: mc.Paths}

@@ -15,6 +15,7 @@ import (
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/materialize"
+	"github.com/git-descent/git-descent/merge"
 	"github.com/git-descent/git-descent/rollout"
 )
 
@@ -183,7 +184,7 @@ func (r *runner) rebase(ctx context.Context, p *ledger.Proposal, edit materializ
 	if err != nil {
 		return nil, edit, err
 	}
-	tree, err := r.repo.MergeTree(ctx, git.MergeTreeRequest{Ours: dev, Theirs: own})
+	tree, err := r.repo.MergeTree(ctx, merge.TreeRequest(dev, own))
 	var conflict *git.MergeConflictError
 	if errors.As(err, &conflict) {
 		return p, edit, nil

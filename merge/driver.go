@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/git-descent/git-descent/hooks"
 	"github.com/git-descent/git-descent/internal/git"
 )
 
@@ -407,4 +408,21 @@ func replaceFile(file string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), file)
+}
+
+// TreeRequest is the merge of theirs into ours through git-descent's merge
+// driver: MergeTree runs the driver's text merge (MergeText) in process
+// for the files git would give to the driver, where it can be sure to.
+func TreeRequest(ours, theirs git.Hash) git.MergeTreeRequest {
+	return git.MergeTreeRequest{Ours: ours, Theirs: theirs, Driver: hooks.DriverName, DriverCommand: hooks.DriverCommand, Text: inProcess}
+}
+
+// inProcess is the driver's merge of one file, as RunDriver would make it
+// with git's default marker size.
+func inProcess(ctx context.Context, path string, base, ours, theirs []byte) ([]byte, bool, error) {
+	res, err := MergeText(ctx, nil, TextRequest{Ours: ours, Base: base, Theirs: theirs, Labels: driverLabels(path)})
+	if err != nil {
+		return nil, false, err
+	}
+	return res.Merged, res.Conflicts == 0, nil
 }

@@ -45,6 +45,7 @@ type Repo struct {
 	paths  sync.Map    // object + "\x00" + path → Hash, for TreeOf (objects never change)
 	cache  objectCache // trees, blobs and parents read in process
 	merges sync.Map    // ours + ".." + theirs → merged, for MergeTree
+	attrs  sync.Map    // what in-process merges read once: a path's merge attribute, whether a driver is configured
 	packed packedRefs  // packed-refs, parsed, for readRef
 
 	reftableOnce sync.Once

@@ -19,6 +19,13 @@ import (
 type MergeTreeRequest struct {
 	Ours   Hash
 	Theirs Hash
+	// Text, when set, is the text merge of the merge driver named Driver,
+	// whose command (merge.<Driver>.driver) is DriverCommand: where git
+	// would only run that driver, MergeTree merges in process with Text
+	// instead (see mergeText).
+	Text          MergeText
+	Driver        string
+	DriverCommand string
 }
 
 // MergeConflictError is a merge that left conflicts. Tree holds the result
@@ -47,6 +54,9 @@ func (r *Repo) MergeTree(ctx context.Context, req MergeTreeRequest) (Hash, error
 		return m.(merged).result()
 	}
 	tree, ok, err := r.mergeDirect(ctx, req)
+	if !ok {
+		tree, ok, err = r.mergeText(ctx, req)
+	}
 	if !ok {
 		tree, err = r.mergeTree(ctx, req)
 	}
