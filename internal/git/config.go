@@ -94,7 +94,13 @@ func (r *Repo) ConfigReplaceAll(ctx context.Context, file ConfigFile, key string
 // (from .gitattributes, .git/info/attributes and core.attributesFile):
 // "unspecified", "set", "unset", or the value.
 func (r *Repo) CheckAttr(ctx context.Context, attr, path string) (string, error) {
-	out, err := r.run(ctx, cmd{}, "check-attr", "-z", attr, "--", path)
+	return r.checkAttr(ctx, cmd{}, attr, path)
+}
+
+// checkAttr runs `git check-attr` for one attribute and path as c says
+// (its directory and environment decide which attributes files git reads).
+func (r *Repo) checkAttr(ctx context.Context, c cmd, attr, path string) (string, error) {
+	out, err := r.run(ctx, c, "check-attr", "-z", attr, "--", path)
 	if err != nil {
 		return "", err
 	}

@@ -2,8 +2,6 @@ package git
 
 import (
 	"context"
-	"fmt"
-	"strings"
 )
 
 // MergeText merges one file's three versions as a merge driver would: the
@@ -168,16 +166,12 @@ func (r *Repo) mergeAttr(ctx context.Context, path string) (string, error) {
 	if v, ok := r.attrs.Load("attr\x00" + path); ok {
 		return v.(string), nil
 	}
-	out, err := r.run(ctx, cmd{dir: r.tmpDir(), env: []string{"GIT_DIR=" + r.gitDir}}, "check-attr", "-z", "merge", "--", path)
+	v, err := r.checkAttr(ctx, cmd{dir: r.tmpDir(), env: []string{"GIT_DIR=" + r.gitDir}}, "merge", path)
 	if err != nil {
 		return "", err
 	}
-	f := strings.Split(string(out), "\x00")
-	if len(f) < 3 {
-		return "", fmt.Errorf("git check-attr: unexpected output %q", out)
-	}
-	r.attrs.Store("attr\x00"+path, f[2])
-	return f[2], nil
+	r.attrs.Store("attr\x00"+path, v)
+	return v, nil
 }
 
 // textMerger is one in-process merge: the trees and blobs it made, to be
