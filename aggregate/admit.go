@@ -92,7 +92,7 @@ func (a *Aggregator) admit(ctx context.Context, d *decider, state *ledger.State,
 			s.rebased = true
 			ready = append(ready, s)
 		default:
-			d.add(d.decision(s, ledger.Stale, fmt.Sprintf("dev changed its files %d times since its base %s (α = %d)", st.eta, s.Proposal.Base.Short(), st.alpha)))
+			d.add(d.decision(s, ledger.Stale, fmt.Sprintf("dev changed its files %s since its base %s (α = %d)", times(st.eta), s.Proposal.Base.Short(), st.alpha)))
 		}
 	}
 	return ready, nil
@@ -128,10 +128,10 @@ func (a *Aggregator) repair(ctx context.Context, d *decider, state *ledger.State
 	}
 	st := d.eta[s]
 	if fixed == nil {
-		d.add(d.decision(s, ledger.RepairDeclined, fmt.Sprintf("dev changed its files %d times since its base; the proposer found nothing left to re-apply", st.eta)))
+		d.add(d.decision(s, ledger.RepairDeclined, fmt.Sprintf("dev changed its files %s since its base; the proposer found nothing left to re-apply", times(st.eta))))
 		return nil, nil
 	}
-	dec := d.decision(s, ledger.Repaired, fmt.Sprintf("dev changed its files %d times since its base; re-made on dev %s as %s", st.eta, dev.Short(), fixed.Proposal.Commit.Short()))
+	dec := d.decision(s, ledger.Repaired, fmt.Sprintf("dev changed its files %s since its base; re-made on dev %s as %s", times(st.eta), dev.Short(), fixed.Proposal.Commit.Short()))
 	dec.RepairedAs = fixed.Proposal.Commit
 	d.add(dec)
 	d.eta[fixed] = staleness{alpha: st.alpha}
@@ -142,4 +142,12 @@ func (a *Aggregator) repair(ctx context.Context, d *decider, state *ledger.State
 		return nil, err
 	}
 	return fixed, nil
+}
+
+// times is "once" or "3 times".
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }

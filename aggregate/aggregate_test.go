@@ -412,6 +412,61 @@ func TestRoundPromotesAfterCleanRounds(t *testing.T) {
 	}
 }
 
+// promote-after counts the rounds since dev last moved: rounds that
+// rejected everything before the first commit must not count.
+func TestPromoteAfterCountsFromDevsLastMove(t *testing.T) {
+	f := newFixture(t, "rules:\n", "A", "A")
+	f.lib.PromoteAfter = 3
+	for range 4 {
+		if res := f.round(f.propose("1", "rules:\nPOISON\n", 0, 1)); res.Dev != f.start {
+			t.Fatalf("a poisoned proposal was committed")
+		}
+	}
+	res := f.round(f.propose("1", "rules:\nA\n", 0, 1))
+	if res.Dev == f.start || res.Promotion != nil {
+		t.Fatalf("the commit round: dev %s, promotion %+v; want dev moved and no promotion", res.Dev.Short(), res.Promotion)
+	}
+	if res = f.round(); res.Promotion != nil {
+		t.Fatalf("promoted in the second round after dev moved, with promote-after 3")
+	}
+	if res = f.round(); res.Promotion == nil {
+		t.Fatalf("not promoted in the third round after dev moved, with promote-after 3")
+	}
+}
+
+// An undone promotion is not made again by rounds while dev stays where it
+// is; once dev moves on, promotion resumes.
+func TestUndonePromotionStaysUndone(t *testing.T) {
+	f := newFixture(t, "rules:\n", "A", "B")
+	f.lib.PromoteAfter = 1
+	res := f.round(f.propose("1", "rules:\nA\n", 0, 1))
+	if res.Promotion == nil {
+		t.Fatal("not promoted with promote-after 1")
+	}
+	p, err := f.agg.Undo(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.From != f.start || p.To != res.Dev || p.UndoneIn == 0 {
+		t.Fatalf("undone %+v", p)
+	}
+	if stable, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/stable"); stable != f.start {
+		t.Fatalf("stable = %s after undo, want %s", stable.Short(), f.start.Short())
+	}
+	for range 2 {
+		if res := f.round(); res.Promotion != nil {
+			t.Fatalf("a round promoted the undone promotion again")
+		}
+	}
+	if _, err := f.agg.Undo(f.ctx); !errors.Is(err, ErrNothingToDo) {
+		t.Fatalf("a second undo: %v, want nothing to do", err)
+	}
+	res = f.round(f.propose("1", "rules:\nA\nB\n", 0, 1))
+	if res.Promotion == nil || res.Promotion.From != f.start || res.Promotion.To != res.Dev {
+		t.Fatalf("dev moved on: promotion %+v, want stable from the start to the new dev", res.Promotion)
+	}
+}
+
 func abs(x float64) float64 {
 	if x < 0 {
 		return -x

@@ -180,7 +180,7 @@ func (d *decider) add(dec ledger.Decision) {
 		n := d.attempts[dec.Proposal]
 		if n >= d.a.Library.RefileLimit {
 			dec.Outcome = ledger.Expired
-			dec.Reason += fmt.Sprintf("; re-filed %d times already, so it expires", n)
+			dec.Reason += fmt.Sprintf("; re-filed %s already, so it expires", times(n))
 		} else {
 			d.refile = append(d.refile, ledger.Refile{Proposal: dec.Proposal, Attempts: n + 1})
 			dec.Attempts = n + 1

@@ -13,20 +13,29 @@ import (
 // ErrNotPromotable is a promotion the check refuses.
 var ErrNotPromotable = errors.New("not promoted")
 
+// ErrNothingToDo is a promotion, undo or rollback that would not move
+// anything: stable already at dev, dev already at stable, no promotion to
+// undo.
+var ErrNothingToDo = errors.New("nothing to do")
+
 // promote applies the promotion rule to scores already measured this round
-// (res.DevScore, res.Stable). A round where dev scores below stable is a
-// regression and restarts the clock; after Library.PromoteAfter clean
-// rounds, stable is fast-forwarded to dev when dev is at least as good and
-// stable is its ancestor (stable never moves any other way). It returns the
-// promotion, for the round to record.
-func (a *Aggregator) promote(ctx context.Context, state *ledger.State, stable git.Hash, res *RoundResult) (*promotion, error) {
+// (res.DevScore, res.Stable). The clock counts the rounds dev has held up
+// since it last moved, the round that moved it (moved) being the first: a
+// round where dev scores below stable is a regression and stops it; once
+// it reaches Library.PromoteAfter, stable is fast-forwarded to dev when dev
+// is at least as good and stable is its ancestor (stable never moves any
+// other way). It returns the promotion, for the round to record.
+func (a *Aggregator) promote(ctx context.Context, state *ledger.State, stable git.Hash, res *RoundResult, moved bool) (*promotion, error) {
+	if moved {
+		state.CleanRounds = 0
+	}
 	if res.DevScore < res.Stable {
 		res.Regressed = true
 		state.CleanRounds = 0
 		return nil, nil
 	}
 	state.CleanRounds++
-	if state.CleanRounds < a.Library.PromoteAfter || stable == res.Dev {
+	if state.CleanRounds < a.Library.PromoteAfter || stable == res.Dev || undone(state.Promotions, stable, res.Dev) {
 		return nil, nil
 	}
 	ok, err := a.Repo.IsAncestor(ctx, stable, res.Dev)
@@ -44,6 +53,17 @@ func (a *Aggregator) promote(ctx context.Context, state *ledger.State, stable gi
 	res.Promotion = &p.Promotion
 	res.Stable = res.DevScore
 	return p, nil
+}
+
+// undone reports whether the user undid a promotion from stable to dev:
+// a round does not make it again (git descent promote still can).
+func undone(ps []ledger.Promotion, stable, dev git.Hash) bool {
+	for _, p := range ps {
+		if p.UndoneIn > 0 && p.From == stable && p.To == dev {
+			return true
+		}
+	}
+	return false
 }
 
 // promotion is a fast-forward of stable to dev, measured and not yet
@@ -93,7 +113,7 @@ func (a *Aggregator) Promote(ctx context.Context, force bool) (*ledger.Promotion
 		return nil, err
 	}
 	if dev == stable {
-		return nil, fmt.Errorf("%w: stable is already at dev (%s)", ErrNotPromotable, dev.Short())
+		return nil, fmt.Errorf("%w: stable is already at dev (%s)", ErrNothingToDo, dev.Short())
 	}
 	if ok, err := a.Repo.IsAncestor(ctx, stable, dev); err != nil {
 		return nil, err
@@ -129,6 +149,43 @@ func (a *Aggregator) Promote(ctx context.Context, force bool) (*ledger.Promotion
 	return &p.Promotion, nil
 }
 
+// Undo moves stable back to where the latest promotion that stands found
+// it, recorded in the journal in the same transaction. Stable must still be
+// where that promotion put it. The promotion is marked undone, so rounds do
+// not make it again until dev moves on. It returns the undone promotion.
+func (a *Aggregator) Undo(ctx context.Context) (*ledger.Promotion, error) {
+	head, err := a.journal.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, stable, err := a.heads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	state := head.State
+	state.Promotions = slices.Clone(state.Promotions)
+	i := len(state.Promotions) - 1
+	for i >= 0 && state.Promotions[i].UndoneIn > 0 {
+		i--
+	}
+	if i < 0 {
+		return nil, fmt.Errorf("%w: no promotion to undo", ErrNothingToDo)
+	}
+	p := &state.Promotions[i]
+	if p.To != stable {
+		return nil, fmt.Errorf("stable is at %s, not at %s where the last promotion put it; move it yourself (git update-ref) and run git descent keep", stable.Short(), p.To.Short())
+	}
+	p.UndoneIn = max(state.Round, 1)
+	state.Stable, state.StableScore = p.From, p.Stable
+	msg := fmt.Sprintf("descent(%s): undo the promotion of round %d: stable back from %s to %s\n", a.Library.Name, p.Round, p.To.Short(), p.From.Short())
+	e := ledger.Entry{State: state, Message: msg, Moves: []ledger.Move{{Ref: a.refs.Stable(), From: p.To, To: p.From}}}
+	if _, err := a.journal.Record(context.WithoutCancel(ctx), head, e); err != nil {
+		return nil, err
+	}
+	undone := *p
+	return &undone, nil
+}
+
 // Rollback resets dev to stable, recorded in the journal in the same
 // transaction; the journal commit keeps the old dev reachable. Proposals
 // merged since stable are not lost: they stay in the journal and can be
@@ -143,7 +200,7 @@ func (a *Aggregator) Rollback(ctx context.Context) (*ledger.Rollback, error) {
 		return nil, err
 	}
 	if dev == stable {
-		return nil, fmt.Errorf("dev is already at stable (%s): nothing to roll back", dev.Short())
+		return nil, fmt.Errorf("%w: dev is already at stable (%s)", ErrNothingToDo, dev.Short())
 	}
 	state := head.State
 	rb := ledger.Rollback{Round: state.Round, From: dev, To: stable}

@@ -276,9 +276,10 @@ func (a *Aggregator) measureAndPromote(ctx context.Context, state *ledger.State,
 	if res.Stable, err = a.scoreTree(ctx, stable, a.Validation); err != nil {
 		return nil, err
 	}
+	moved := state.Dev != res.Dev
 	state.Dev, state.Stable = res.Dev, stable
 	state.DevScore, state.StableScore = res.DevScore, res.Stable
-	return a.promote(ctx, state, stable, res)
+	return a.promote(ctx, state, stable, res, moved)
 }
 
 // apply decides an evaluated candidate and commits it when accepted. It

@@ -22,6 +22,17 @@ func Promote(ctx context.Context, repo *git.Repo, lib *library.Library, force bo
 	return r.agg.Promote(ctx, force)
 }
 
+// Undo moves a library's stable back to where its latest standing
+// promotion found it, recorded in the journal.
+func Undo(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options) (*ledger.Promotion, error) {
+	r, err := adminRunner(ctx, repo, lib, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.lock.release()
+	return r.agg.Undo(ctx)
+}
+
 // Rollback resets a library's dev to stable, recorded in the journal.
 func Rollback(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options) (*ledger.Rollback, error) {
 	r, err := adminRunner(ctx, repo, lib, opts)

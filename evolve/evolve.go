@@ -148,6 +148,9 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 	meter := budget.NewMeter(opts.MaxTokens, opts.MaxCost, stop)
 	r, err := setup(ctx, repo, lib, opts, meter)
 	if err != nil {
+		if opts.MaxTime > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("--max-time %s ran out while setting up, before the first rollout (%w): allow more time", opts.MaxTime, err)
+		}
 		return nil, err
 	}
 	r.start = start

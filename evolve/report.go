@@ -23,8 +23,8 @@ import (
 // the gate can accept is.
 func (r *runner) baseline(ctx context.Context) error {
 	s, out := r.summary, r.opts.Out
-	fmt.Fprintf(out, "evolving %s (%s): %d train, %d validation, %d test tasks; %d workers, %d rounds, %d jobs\n",
-		r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], r.opts.Workers, r.opts.Rounds, r.opts.Jobs)
+	fmt.Fprintf(out, "evolving %s (%s): %d train, %d validation, %d test tasks; %s, %s, %s\n",
+		r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], plural(r.opts.Workers, "worker"), plural(r.opts.Rounds, "round"), plural(r.opts.Jobs, "job"))
 	fmt.Fprintln(out, r.isolation)
 	val := r.validation()
 	if r.crossFit() {
@@ -138,7 +138,7 @@ func (r *runner) report(res *aggregate.RoundResult, quiet []string) {
 			n++
 		}
 	}
-	fmt.Fprintf(out, "round %d: %d proposals\n", res.Round, n)
+	fmt.Fprintf(out, "round %d: %s\n", res.Round, plural(n, "proposal"))
 	ds := append([]ledger.Decision(nil), res.Decisions...)
 	sort.SliceStable(ds, func(i, j int) bool { return ledger.WorkerLess(ds[i].Worker, ds[j].Worker) })
 	for _, d := range ds {
@@ -193,6 +193,20 @@ func (r *runner) finish(ctx context.Context, scoreTest bool) error {
 		return err
 	}
 	s.Dev, s.Stable = dev, stable
+	if s.Rounds == 0 {
+		// No round measured stable: it is dev, measured by the baseline, or
+		// where the journal's last measurement left it.
+		head, err := ledger.OpenJournal(r.repo, r.lib.Name).Head(ctx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case stable == dev:
+			s.StableVal = s.Final
+		case head.State.Stable == stable:
+			s.StableVal = head.State.StableScore
+		}
+	}
 	test := r.splits[eval.Test]
 	if len(test) == 0 || !scoreTest {
 		return nil

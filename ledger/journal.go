@@ -16,7 +16,7 @@ import (
 type State struct {
 	Round       int         `json:"round"`        // aggregator rounds completed
 	Commits     int         `json:"commits"`      // dev commits made by the aggregator, for δ annealing
-	CleanRounds int         `json:"clean_rounds"` // rounds without a regression since the last promotion
+	CleanRounds int         `json:"clean_rounds"` // rounds dev has held up (no regression) since it last moved, the round that moved it included
 	Dev         git.Hash    `json:"dev"`          // dev after the last round
 	DevScore    float64     `json:"dev_score"`    // its mean validation reward
 	Stable      git.Hash    `json:"stable"`       // stable after the last round
@@ -117,6 +117,10 @@ type Promotion struct {
 	Stable float64  `json:"stable"` // stable's validation reward before
 	Dev    float64  `json:"dev"`    // dev's validation reward
 	Forced bool     `json:"forced,omitempty"`
+	// UndoneIn is the round in which promote --undo moved stable back to
+	// From (0: it stands). An undone promotion is not made again by a
+	// round until dev moves on.
+	UndoneIn int `json:"undone_in,omitempty"`
 	// Test scores of the old stable and the promoted version on the sealed
 	// test split: reported, never used to decide.
 	StableTest *float64 `json:"stable_test,omitempty"`

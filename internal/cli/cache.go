@@ -33,9 +33,10 @@ type cacheClearOptions struct {
 
 func newCacheClearCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "clear [<library>]",
-		Short: "Delete the cached rollouts of a library (every library when none is named)",
-		Args:  argsUsage(cobra.MaximumNArgs(1)),
+		Use:               "clear [<library>]",
+		ValidArgsFunction: completeLibrary(e),
+		Short:             "Delete the cached rollouts of a library (every library when none is named)",
+		Args:              argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runCacheClear(c.Context(), e, cacheClearOptions{library: firstArg(args)})
 		},
@@ -65,11 +66,16 @@ func runCacheClear(ctx context.Context, e *env, o cacheClearOptions) error {
 	return nil
 }
 
-func plural(n int, noun string) string {
+// plural is "1 round" or "3 rounds": the noun, with s or the plural form
+// given when n is not 1.
+func plural[N ~int | ~int64](n N, one string, many ...string) string {
 	if n == 1 {
-		return "1 " + noun
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	if len(many) > 0 {
+		return fmt.Sprintf("%d %s", n, many[0])
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }
 
 func byteSize(n int64) string {

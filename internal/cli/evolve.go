@@ -31,8 +31,9 @@ type evolveOptions struct {
 func newEvolveCmd(e *env) *cobra.Command {
 	var o evolveOptions
 	c := &cobra.Command{
-		Use:   "evolve [<library>]",
-		Short: "Evolve a library: workers propose edits, the gate merges the ones that help",
+		Use:               "evolve [<library>]",
+		ValidArgsFunction: completeLibrary(e),
+		Short:             "Evolve a library: workers propose edits, the gate merges the ones that help",
 		Long: `evolve runs rounds until --rounds, --target or --max-time. Each round, every worker
 resets its seat (the library alone, outside the repository) to dev, runs the agent
 on a minibatch of train tasks, asks the proposer to fix the failures, and commits
@@ -157,10 +158,28 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 	if o.json {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		printSummary(e.stdout, lib, sum)
 	}
-	printSummary(e.stdout, lib, sum)
-	return nil
+	return allFailed(lib, sum)
+}
+
+// allFailed is the error of a run in which proposals were decided and every
+// one failed to be a proposal at all (its proposer failed, or edited what it
+// may not): the run did nothing, and a script or CI job should know.
+func allFailed(lib *library.Library, s *evolve.Summary) error {
+	failed, decided := s.Outcomes[ledger.ProposerFailed]+s.Outcomes[ledger.Invalid], 0
+	for _, n := range s.Outcomes {
+		decided += n
+	}
+	if decided == 0 || failed < decided {
+		return nil
+	}
+	return &ExitError{Code: 1, Message: fmt.Sprintf("every proposal of this run failed (%d proposer-failed, %d invalid): the proposer needs fixing; git descent log %s says why",
+		s.Outcomes[ledger.ProposerFailed], s.Outcomes[ledger.Invalid], lib.Name)}
 }
 
 // printSummary is the end-of-run report with the commands to review and
@@ -173,20 +192,20 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 	}
 	fmt.Fprintf(w, "\ndone in %s (%s): validation %.2f → %.2f %s\n",
 		(time.Duration(s.Seconds * float64(time.Second))).Round(100*time.Millisecond), s.Stop, s.Baseline, s.Final, val)
-	fmt.Fprintf(w, "  %d rounds, %d proposals, %d dev commits, %d promotions; %s\n", s.Rounds, s.Proposals, s.Merges, s.Promotions, outcomeList(s.Outcomes))
+	fmt.Fprintf(w, "  %s, %s, %s, %s; %s\n", plural(s.Rounds, "round"), plural(s.Proposals, "proposal"), plural(s.Merges, "dev commit"), plural(s.Promotions, "promotion"), outcomeList(s.Outcomes))
 	fmt.Fprintf(w, "  rollouts: %d run, %d from cache", s.Rollouts, s.CacheHits)
 	if s.Hedges > 0 {
 		fmt.Fprintf(w, ", %d hedged (started again: they ran far beyond their estimate)", s.Hedges)
 	}
 	fmt.Fprintln(w)
 	if s.Errored > 0 {
-		fmt.Fprintf(w, "  %d rollouts errored (could not run; not scored, not cached); first: %s\n", s.Errored, clipText(s.FirstError, 300))
+		fmt.Fprintf(w, "  %s errored (could not run; not scored, not cached); first: %s\n", plural(s.Errored, "rollout"), clipText(s.FirstError, 300))
 	}
 	if s.Noise != nil {
 		fmt.Fprintf(w, "  agent: %s\n", s.Noise)
 	}
 	if s.Tokens > 0 || s.Cost > 0 || s.Requests > 0 {
-		fmt.Fprintf(w, "  spent: %d tokens, %s; %d model requests, %d retries\n", s.Tokens, budget.Cost(s.Cost, s.Unpriced), s.Requests, s.Retries)
+		fmt.Fprintf(w, "  spent: %s, %s; %s, %s\n", plural(s.Tokens, "token"), budget.Cost(s.Cost, s.Unpriced), plural(s.Requests, "model request"), plural(s.Retries, "retry", "retries"))
 	}
 	switch {
 	case s.TestScored:

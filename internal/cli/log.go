@@ -20,8 +20,9 @@ type logOptions struct {
 func newLogCmd(e *env) *cobra.Command {
 	var o logOptions
 	c := &cobra.Command{
-		Use:   "log [<library>]",
-		Short: "List every decision, accepted or not, with its numbers",
+		Use:               "log [<library>]",
+		ValidArgsFunction: completeLibrary(e),
+		Short:             "List every decision, accepted or not, with its numbers",
 		Long: `log prints the aggregator's decisions from the journal (refs/descent/<lib>/journal):
 one row per proposal per round, with the worker, the outcome, validation before and
 after, and P(candidate better). Proposals that never became commits (a proposer that

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/evolve"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
@@ -16,18 +17,27 @@ import (
 type promoteOptions struct {
 	library string
 	force   bool
+	undo    bool
 }
 
 func newPromoteCmd(e *env) *cobra.Command {
 	var o promoteOptions
 	c := &cobra.Command{
-		Use:   "promote [<library>]",
-		Short: "Fast-forward stable to dev now, if dev holds up against stable",
+		Use:               "promote [<library>]",
+		ValidArgsFunction: completeLibrary(e),
+		Short:             "Fast-forward stable to dev now, if dev holds up against stable",
 		Long: `promote moves descent/<lib>/stable to dev without waiting for promote-after clean
 rounds. It applies the check a round applies: stable must be an ancestor of dev (stable
 only ever fast-forwards), and dev must score at least as well as stable on validation
 (rolled out if not cached). --force skips the score check; the promotion is recorded as
-forced in the journal. Both versions are scored on the sealed test split for the record.`,
+forced in the journal. Both versions are scored on the sealed test split for the record.
+
+--undo takes the latest promotion back: stable returns to where that promotion found it,
+recorded in the journal, and rounds do not promote to the same dev again until dev moves
+on (git descent promote still can). Run it again to undo the promotion before.
+With nothing to do (stable already at dev, no promotion to undo) it says so and exits 0.`,
+		Example: `  git descent promote pdf-audit
+  git descent promote pdf-audit --undo`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.library = firstArg(args)
@@ -35,6 +45,8 @@ forced in the journal. Both versions are scored on the sealed test split for the
 		},
 	}
 	c.Flags().BoolVar(&o.force, "force", false, "promote even if dev scores below stable (recorded as forced)")
+	c.Flags().BoolVar(&o.undo, "undo", false, "move stable back to where the latest promotion found it")
+	c.MarkFlagsMutuallyExclusive("force", "undo")
 	return c
 }
 
@@ -44,11 +56,14 @@ type rollbackOptions struct {
 
 func newRollbackCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rollback [<library>]",
-		Short: "Reset dev to stable, recorded in the journal",
+		Use:               "rollback [<library>]",
+		ValidArgsFunction: completeLibrary(e),
+		Short:             "Reset dev to stable, recorded in the journal",
 		Long: `rollback moves descent/<lib>/dev back to stable, for when dev took a wrong turn. The
 old dev stays reachable through the journal (refs/descent/<lib>/journal), so nothing
-merged since is lost: git log --all finds it, and a later evolve starts from stable.`,
+merged since is lost: git log --all finds it, and a later evolve starts from stable.
+With dev already at stable it says so and exits 0. To move stable back instead, use
+git descent promote --undo.`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runRollback(c.Context(), e, rollbackOptions{library: firstArg(args)})
@@ -73,11 +88,19 @@ func runPromote(ctx context.Context, e *env, o promoteOptions) error {
 	if err != nil {
 		return err
 	}
+	refs := ledger.Refs{Library: lib.Name}
+	if o.undo {
+		p, err := evolve.Undo(ctx, repo, lib, evolve.Options{Log: e.logger()})
+		if err != nil {
+			return nothingToDo(e, err)
+		}
+		fmt.Fprintf(e.stdout, "%s: %s → %s, undoing the promotion of round %d (validation %.2f → %.2f)\n", ledger.Short(refs.Stable()), p.To.Short(), p.From.Short(), p.Round, p.Dev, p.Stable)
+		return nil
+	}
 	p, err := evolve.Promote(ctx, repo, lib, o.force, evolve.Options{Log: e.logger()})
 	if err != nil {
-		return err
+		return nothingToDo(e, err)
 	}
-	refs := ledger.Refs{Library: lib.Name}
 	forced := ""
 	if p.Forced {
 		forced = " (forced)"
@@ -96,10 +119,20 @@ func runRollback(ctx context.Context, e *env, o rollbackOptions) error {
 	}
 	rb, err := evolve.Rollback(ctx, repo, lib, evolve.Options{Log: e.logger()})
 	if err != nil {
-		return err
+		return nothingToDo(e, err)
 	}
 	refs := ledger.Refs{Library: lib.Name}
 	fmt.Fprintf(e.stdout, "%s: %s → %s (stable); the old dev stays reachable from %s\n", ledger.Short(refs.Dev()), rb.From.Short(), rb.To.Short(), refs.Journal())
+	return nil
+}
+
+// nothingToDo reports a request that would move nothing as a success,
+// the way git says "Already up to date.", and returns any other error.
+func nothingToDo(e *env, err error) error {
+	if !errors.Is(err, aggregate.ErrNothingToDo) {
+		return err
+	}
+	fmt.Fprintln(e.stdout, err)
 	return nil
 }
 
@@ -109,8 +142,9 @@ type keepOptions struct {
 
 func newKeepCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "keep [<library>]",
-		Short: "Keep dev and stable where you moved them by hand",
+		Use:               "keep [<library>]",
+		ValidArgsFunction: completeLibrary(e),
+		Short:             "Keep dev and stable where you moved them by hand",
 		Long: `keep records descent/<lib>/dev and stable where they are now, when you moved them
 yourself (git update-ref, git branch -f, a reset). git-descent moves them only with a
 record in its journal, and refuses to run on either once it is anywhere else, since

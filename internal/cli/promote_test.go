@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
-	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/ledger"
 )
 
@@ -20,8 +18,9 @@ func TestPromoteRollbackNotEvolved(t *testing.T) {
 	}
 }
 
-// With dev and stable at the same commit there is nothing to promote or
-// roll back: both refuse, change no ref and print nothing.
+// With dev and stable at the same commit there is nothing to promote, undo
+// or roll back: each says so, succeeds (as git's "Already up to date."
+// does) and changes no ref.
 func TestPromoteRollbackNothingToDo(t *testing.T) {
 	ctx, repo, te := newLibrary(t)
 	head, err := repo.Head(ctx)
@@ -32,22 +31,27 @@ func TestPromoteRollbackNothingToDo(t *testing.T) {
 	setRef(t, ctx, repo, refs.Dev(), head)
 	setRef(t, ctx, repo, refs.Stable(), head)
 
+	var want []string
 	for _, force := range []bool{false, true} {
-		err := runPromote(ctx, te.env, promoteOptions{library: "skills/codes", force: force})
-		if !errors.Is(err, aggregate.ErrNotPromotable) || !strings.Contains(err.Error(), "stable is already at dev ("+head.Short()+")") {
+		if err := runPromote(ctx, te.env, promoteOptions{library: "skills/codes", force: force}); err != nil {
 			t.Errorf("promote, force %v: %v", force, err)
 		}
+		want = append(want, "nothing to do: stable is already at dev ("+head.Short()+")")
 	}
-	err = runRollback(ctx, te.env, rollbackOptions{library: "codes"})
-	if want := "dev is already at stable (" + head.Short() + "): nothing to roll back"; err == nil || err.Error() != want {
-		t.Errorf("rollback: %v, want %q", err, want)
+	if err := runPromote(ctx, te.env, promoteOptions{library: "codes", undo: true}); err != nil {
+		t.Errorf("promote --undo: %v", err)
 	}
+	want = append(want, "nothing to do: no promotion to undo")
+	if err := runRollback(ctx, te.env, rollbackOptions{library: "codes"}); err != nil {
+		t.Errorf("rollback: %v", err)
+	}
+	want = append(want, "nothing to do: dev is already at stable ("+head.Short()+")")
 	for _, ref := range []string{refs.Dev(), refs.Stable()} {
 		if h, err := repo.ResolveRef(ctx, ref); err != nil || h != head {
 			t.Errorf("%s = %s, %v; want it left at %s", ref, h, err, head)
 		}
 	}
-	if te.stdout.Len() > 0 {
-		t.Errorf("printed %q", te.stdout)
+	if got := strings.TrimSpace(te.stdout.String()); got != strings.Join(want, "\n") {
+		t.Errorf("printed\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
 }

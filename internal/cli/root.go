@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -112,10 +114,12 @@ Start with:
   git descent evolve skills/my-skill`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          argsUsage(cobra.NoArgs),
+		Version:       versionLine(),
+		Args:          unknownCommand,
 		RunE:          func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	root.CompletionOptions.HiddenDefaultCmd = true
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.CompletionOptions.DisableDefaultCmd = true // completion is ours: it adds "git descent"
 	root.PersistentFlags().StringVarP(&e.dir, "directory", "C", ".", "run as if started in `dir`")
 	root.PersistentFlags().BoolVarP(&e.verbose, "verbose", "v", false, "log every git command and more to stderr")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -139,8 +143,36 @@ Start with:
 		newBenchAgentCmd(e),
 		newBenchProposeCmd(e),
 		newBenchScoreCmd(e),
+		newVersionCmd(e),
+		newManCmd(e),
+		newCompletionCmd(e),
 	)
 	return root
+}
+
+// unknownCommand is the root's check of its arguments: any is a command
+// that does not exist, reported with the commands it may have meant.
+func unknownCommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %s?", quoteJoin(s))
+	}
+	return &UsageError{fmt.Errorf("%s (see %s --help)", msg, c.CommandPath())}
+}
+
+// quoteJoin lists words quoted, the last after "or".
+func quoteJoin(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = strconv.Quote(w)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // argsUsage wraps a cobra positional-argument check so that its error is a

@@ -22,9 +22,10 @@ type statusOptions struct {
 func newStatusCmd(e *env) *cobra.Command {
 	var o statusOptions
 	c := &cobra.Command{
-		Use:   "status [<library>]",
-		Short: "Show each library's dev and stable, scores, decisions and pending proposals",
-		Args:  argsUsage(cobra.MaximumNArgs(1)),
+		Use:               "status [<library>]",
+		ValidArgsFunction: completeLibrary(e),
+		Short:             "Show each library's dev and stable, scores, decisions and pending proposals",
+		Args:              argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.library = firstArg(args)
 			return runStatus(c.Context(), e, o)
@@ -143,21 +144,21 @@ func printStatus(e *env, st libraryStatus) {
 	}
 	fmt.Fprintf(w, "  dev     %s  %s  %s\n", st.Dev.Short(), ledger.Short(refs.Dev()), score(st.Dev, st.State.Dev, st.State.DevScore))
 	fmt.Fprintf(w, "  stable  %s  %s  %s\n", st.Stable.Short(), ledger.Short(refs.Stable()), score(st.Stable, st.State.Stable, st.State.StableScore))
-	fmt.Fprintf(w, "  %d rounds, %d dev commits, %d promotions, %d clean rounds since the last\n",
-		st.State.Round, st.State.Commits, len(st.State.Promotions), st.State.CleanRounds)
+	fmt.Fprintf(w, "  %s, %s, %s; dev has held up for %s since it last moved\n",
+		plural(st.State.Round, "round"), plural(st.State.Commits, "dev commit"), plural(len(st.State.Promotions), "promotion"), plural(st.State.CleanRounds, "round"))
 	fmt.Fprintf(w, "  decisions: %s\n", outcomeList(st.Outcomes))
 	if st.State.Noise != nil {
 		fmt.Fprintf(w, "  agent: %s\n", st.State.Noise)
 	}
 	if n := len(st.State.Refile); n > 0 {
-		fmt.Fprintf(w, "  %d proposals re-filed for the next round\n", n)
+		fmt.Fprintf(w, "  %s re-filed for the next round\n", plural(n, "proposal"))
 	}
 	if n := len(st.State.Promising); n > 0 {
-		fmt.Fprintf(w, "  %d promising proposals wait to be pooled with later ones (promising-rounds = %d)\n", n, st.PromisingRounds)
+		fmt.Fprintf(w, "  %s to be pooled with later ones (promising-rounds = %d)\n", plural(n, "promising proposal waits", "promising proposals wait"), st.PromisingRounds)
 	}
 	if n := len(st.State.Rollbacks); n > 0 {
 		last := st.State.Rollbacks[n-1]
-		fmt.Fprintf(w, "  %d rollbacks; last: dev %s → %s\n", n, last.From.Short(), last.To.Short())
+		fmt.Fprintf(w, "  %s; last: dev %s → %s\n", plural(n, "rollback"), last.From.Short(), last.To.Short())
 	}
 	if st.State.Tokens > 0 || st.State.Cost > 0 {
 		fmt.Fprintf(w, "  spent so far: %d tokens, %s\n", st.State.Tokens, budget.Cost(st.State.Cost, st.State.Unpriced))
@@ -166,6 +167,6 @@ func printStatus(e *env, st libraryStatus) {
 		fmt.Fprintf(w, "  %-28s %s  %s\n", ws.Branch, ws.Commit.Short(), ws.Decision)
 	}
 	if st.Undecided > 0 {
-		fmt.Fprintf(w, "  %d proposals await a decision: the next evolve decides them first\n", st.Undecided)
+		fmt.Fprintf(w, "  %s: the next evolve decides them first\n", plural(st.Undecided, "proposal awaits a decision", "proposals await a decision"))
 	}
 }

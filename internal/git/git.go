@@ -154,6 +154,9 @@ func ParseVersion(s string) (Version, error) {
 // (nil discards).
 func CheckVersion(ctx context.Context, log *slog.Logger) (Version, error) {
 	out, _, err := runGit(ctx, log, cmd{}, "version")
+	if err != nil && ctx.Err() != nil {
+		return Version{}, err
+	}
 	if err != nil {
 		return Version{}, fmt.Errorf("%w (git-descent needs git %s or newer on PATH)", err, MinVersion)
 	}
