@@ -391,6 +391,7 @@ func (s *gateState) verdict() *ledger.Gate {
 			g.Won = append(g.Won, s.ids[idx[k]])
 		case d < -1e-9:
 			g.Losses -= d
+			g.Lost = append(g.Lost, s.ids[idx[k]])
 		}
 	}
 	if s.spec.Mean {

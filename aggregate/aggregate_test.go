@@ -467,6 +467,38 @@ func TestUndonePromotionStaysUndone(t *testing.T) {
 	}
 }
 
+// The same change the gate rejected against a dev, proposed again against
+// that dev (by another worker, with another subject), is rejected without
+// a gate: not one rollout of it.
+func TestRejectedChangeIsNotGatedAgain(t *testing.T) {
+	f := newFixture(t, "rules:\nA\n", "A", "A", "B")
+	first := f.propose("1", "rules:\nA\nPOISON\nB\n", 0, 1)
+	res := f.round(first)
+	if got := outcomes(res); got["1"] != ledger.Rejected {
+		t.Fatalf("round 1: %v, want the poisoned change rejected", got)
+	}
+	cand, _ := f.repo.TreeOf(f.ctx, first.Proposal.Commit, "skills/s")
+	rolled := len(f.scorer.rolled[cand])
+	if rolled == 0 {
+		t.Fatal("the first proposal was never rolled out")
+	}
+	res = f.round(f.propose("2", "rules:\nA\nPOISON\nB\n", 0, 1))
+	if got := outcomes(res); got["2"] != ledger.Rejected || !strings.Contains(res.Decisions[0].Reason, "not gated again") ||
+		!strings.Contains(res.Decisions[0].Reason, first.Proposal.Commit.Short()) {
+		t.Fatalf("round 2: %v, %q; want it rejected as a repeat of %s", got, res.Decisions[0].Reason, first.Proposal.Commit.Short())
+	}
+	if n := len(f.scorer.rolled[cand]); n != rolled {
+		t.Fatalf("the repeated change was rolled out %d more times", n-rolled)
+	}
+	head, err := ledger.OpenJournal(f.repo, "s").Head(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(head.State.Refused) != 1 || head.State.Refused[0].Proposal != first.Proposal.Commit {
+		t.Fatalf("journal's refused changes: %+v, want the first proposal's alone", head.State.Refused)
+	}
+}
+
 func abs(x float64) float64 {
 	if x < 0 {
 		return -x

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/git-descent/git-descent/accept"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 )
@@ -151,7 +153,7 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 	for len(queue) > 0 {
 		batch := a.speculate(queue)
 		queue = queue[len(batch):]
-		evals := a.evaluateAll(ctx, res.Dev, batch, state.Commits)
+		evals := a.evaluateAll(ctx, res.Dev, batch, state.Commits, refusedSet(state.Refused))
 		var front []*fusion
 		var again []*Submission
 		for _, e := range evals {
@@ -207,13 +209,16 @@ type evaluation struct {
 	conflict *MemberConflictError
 	v        Verdict
 	err      error
+	// refused is the earlier rejection of the very same change against
+	// this dev: the candidate is rejected again without a gate.
+	refused *ledger.Refused
 }
 
 // rejectedAlone says whether the gate rejected a single proposal: a
 // decision that stands on the dev it was made against, even once an
 // earlier candidate has moved dev (beating the better dev is harder).
 func (e evaluation) rejectedAlone() bool {
-	return e.err == nil && e.v.Gate != nil && !e.v.Gate.Accept && len(e.v.Members) == 1
+	return e.err == nil && (e.refused != nil || e.v.Gate != nil && !e.v.Gate.Accept && len(e.v.Members) == 1)
 }
 
 // accepted says whether the gate accepted the candidate.
@@ -224,24 +229,45 @@ func (e evaluation) accepted() bool {
 // evaluateAll evaluates candidates on dev in parallel (each gate's rollouts
 // share the evaluator's limit with everything else) and returns the
 // evaluations in the candidates' order.
-func (a *Aggregator) evaluateAll(ctx context.Context, dev git.Hash, cs []*fusion, commits int) []evaluation {
+func (a *Aggregator) evaluateAll(ctx context.Context, dev git.Hash, cs []*fusion, commits int, refused map[refusedKey]ledger.Refused) []evaluation {
 	out := make([]evaluation, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = a.evaluate(ctx, dev, c, commits)
+			out[i] = a.evaluate(ctx, dev, c, commits, refused)
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
+// refusedKey is a change against a dev: the candidate's tree on it.
+type refusedKey struct{ dev, tree git.Hash }
+
+// refusedSet indexes the changes the gate rejected, for evaluate to read
+// while apply may add to the state's list.
+func refusedSet(rs []ledger.Refused) map[refusedKey]ledger.Refused {
+	m := make(map[refusedKey]ledger.Refused, len(rs))
+	for _, r := range rs {
+		m[refusedKey{r.Dev, r.Tree}] = r
+	}
+	return m
+}
+
+// refuse remembers a change the gate rejected alone against dev.
+func refuse(state *ledger.State, r ledger.Refused) {
+	state.Refused = append(slices.Clone(state.Refused), r)
+	if n := len(state.Refused); n > ledger.MaxRefused {
+		state.Refused = state.Refused[n-ledger.MaxRefused:]
+	}
+}
+
 // evaluate merges c's members onto dev (reusing c when it was built on
 // it), runs the oracle when they touch L1 files, and gates the result. It
 // decides nothing: apply does, in the candidates' order.
-func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, commits int) evaluation {
+func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, commits int, refused map[refusedKey]ledger.Refused) evaluation {
 	e := evaluation{queued: c, dev: dev, f: c, v: Verdict{Members: c.members}}
 	if c.dev != dev {
 		e.f, e.err = a.build(ctx, dev, c.members)
@@ -251,6 +277,10 @@ func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, comm
 		return e
 	}
 	if e.err != nil || e.f.tree == e.f.base {
+		return e
+	}
+	if r, ok := refused[refusedKey{dev, e.f.tree}]; ok && len(c.members) == 1 {
+		e.refused = &r
 		return e
 	}
 	if a.touchesGuarded(c.members) {
@@ -305,6 +335,12 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 			d.add(d.decision(m, ledger.Duplicate, "dev already makes this change"))
 		}
 		return nil, nil
+	case e.refused != nil:
+		r := e.refused
+		for _, m := range members {
+			d.add(d.decision(m, ledger.Rejected, fmt.Sprintf("the same change was rejected against dev %s in round %d (proposal %s): not gated again", e.dev.Short(), r.Round, r.Proposal.Short())))
+		}
+		return nil, nil
 	case v.Gate == nil:
 		res.Verdicts = append(res.Verdicts, v)
 		for _, m := range members {
@@ -323,6 +359,9 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 	v.Merge, err = a.commit(context.WithoutCancel(ctx), d, state, e.dev, f, v.Gate, v.Oracle)
 	if err != nil {
 		return nil, err
+	}
+	if !v.Gate.Accept && len(members) == 1 && !accept.Promising(v.Gate) {
+		refuse(state, ledger.Refused{Dev: e.dev, Tree: f.tree, Proposal: members[0].Proposal.Commit, Round: d.round})
 	}
 	if !v.Merge.IsZero() {
 		res.Dev = v.Merge

@@ -32,6 +32,12 @@ const (
 	Promising Outcome = "promising"
 )
 
+// Outcomes lists every outcome, for the commands that filter by one.
+func Outcomes() []Outcome {
+	return []Outcome{Committed, Rejected, Promising, ConflictLost, ConflictDev, Semantic, Duplicate, Invalid, NoChange,
+		ProposerFailed, Oversized, Stale, Expired, Repaired, RepairDeclined, OracleVeto}
+}
+
 // Refiled reports whether an outcome puts the proposal back in the queue
 // for a later round.
 func (o Outcome) Refiled() bool {
@@ -76,7 +82,8 @@ type Gate struct {
 	// Skipped counts the candidate's rollouts never run because no
 	// remaining outcome could change the decision.
 	Skipped int      `json:"skipped,omitempty"`
-	Won     []string `json:"won,omitempty"` // the tasks the candidate did better on
+	Won     []string `json:"won,omitempty"`  // the tasks the candidate did better on
+	Lost    []string `json:"lost,omitempty"` // the tasks it did worse on
 	// Errored counts tasks left out because the candidate's rollout could
 	// not run where dev's did; any rejects it.
 	Errored  int     `json:"errored,omitempty"`

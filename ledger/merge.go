@@ -2,7 +2,10 @@ package ledger
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/git-descent/git-descent/internal/git"
 )
 
 // MergeCard is the evidence on a dev merge commit: the proposals it merges
@@ -36,4 +39,44 @@ func (m MergeCard) Message() string {
 		{"Descent-P", fmtFloat(g.P)},
 		{"Descent-Delta", fmtFloat(g.Delta)},
 	})
+}
+
+// Merge is a dev merge commit read back: its card's library, round and gate
+// numbers (the proposals it merged are the journal's decisions naming it).
+type Merge struct {
+	Commit  git.Hash `json:"commit"`
+	Subject string   `json:"subject"`
+	Library string   `json:"library"`
+	Round   int      `json:"round"`
+	Before  float64  `json:"validation_before"`
+	After   float64  `json:"validation_after"`
+	Tasks   int      `json:"validation_tasks"`
+	P       float64  `json:"p"`
+	Delta   float64  `json:"delta"`
+}
+
+// IsMerge reports whether a commit message is a dev merge's: a card with a
+// library and a round, and no worker.
+func IsMerge(msg string) bool {
+	_, _, ts := parseMessage(msg)
+	return trailerValue(ts, "Descent-Library") != "" && trailerValue(ts, "Descent-Round") != "" && trailerValue(ts, "Descent-Worker") == ""
+}
+
+// ParseMerge reads a dev merge commit's card back from its message.
+func ParseMerge(commit git.Hash, msg string) (*Merge, error) {
+	if !IsMerge(msg) {
+		return nil, fmt.Errorf("commit %s is not a dev merge of git-descent", commit.Short())
+	}
+	subject, _, ts := parseMessage(msg)
+	m := &Merge{Commit: commit, Subject: subject, Library: trailerValue(ts, "Descent-Library")}
+	var err error
+	if m.Round, err = strconv.Atoi(trailerValue(ts, "Descent-Round")); err != nil {
+		return nil, fmt.Errorf("commit %s: Descent-Round: %w", commit.Short(), err)
+	}
+	m.Before, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Validation-Before"), 64)
+	m.After, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Validation-After"), 64)
+	m.Tasks, _ = strconv.Atoi(trailerValue(ts, "Descent-Validation-Tasks"))
+	m.P, _ = strconv.ParseFloat(trailerValue(ts, "Descent-P"), 64)
+	m.Delta, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Delta"), 64)
+	return m, nil
 }

@@ -73,6 +73,12 @@ func ParseProposal(commit git.Hash, msg string) (*Proposal, error) {
 		return nil, fmt.Errorf("commit %s is not a git-descent proposal (no Descent-Library trailer)", commit.Short())
 	}
 	p.Worker = trailerValue(ts, "Descent-Worker")
+	if p.Worker == "" {
+		if trailerValue(ts, "Descent-Round") != "" {
+			return nil, fmt.Errorf("commit %s is a dev merge of git-descent, not a proposal", commit.Short())
+		}
+		return nil, fmt.Errorf("commit %s is not a git-descent proposal (no Descent-Worker trailer)", commit.Short())
+	}
 	p.Base = git.Hash(trailerValue(ts, "Descent-Base"))
 	p.Tasks = splitIDs(trailerValue(ts, "Descent-Tasks"))
 	p.RewardBefore, _ = strconv.ParseFloat(trailerValue(ts, "Descent-Reward-Before"), 64)

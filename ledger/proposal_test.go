@@ -63,7 +63,7 @@ func TestProposalMessageHasNoTiming(t *testing.T) {
 	if p.Message() != q.Message() || strings.Contains(p.Message(), "61.25") {
 		t.Errorf("the message depends on the worker's wall time:\n%s", p.Message())
 	}
-	old := "s\n\nDescent-Library: l\nDescent-Seconds: 61.25\n"
+	old := "s\n\nDescent-Library: l\nDescent-Worker: 1\nDescent-Seconds: 61.25\n"
 	if got, err := ParseProposal("6666666666666666666666666666666666666666", old); err != nil || got.Seconds != 61.25 {
 		t.Errorf("an older proposal's Descent-Seconds reads as %+v, %v", got, err)
 	}

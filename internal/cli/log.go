@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -12,9 +14,11 @@ import (
 )
 
 type logOptions struct {
-	library string
-	json    bool
-	fusion  bool // the fusion statistics instead of the decisions
+	library  string
+	json     bool
+	fusion   bool     // the fusion statistics instead of the decisions
+	n        int      // the latest n decisions (0: all)
+	outcomes []string // only these outcomes
 }
 
 func newLogCmd(e *env) *cobra.Command {
@@ -28,7 +32,15 @@ one row per proposal per round, with the worker, the outcome, validation before 
 after, and P(candidate better). Proposals that never became commits (a proposer that
 failed, changed nothing, or edited what it may not) appear too, without a hash.
 
+-n keeps the latest N decisions; --outcome keeps those with the outcomes named
+(committed, rejected, promising, duplicate, invalid, proposer-failed, ...). On a
+terminal the table goes through git's pager (core.pager, GIT_PAGER, PAGER; --no-pager
+or GIT_PAGER=cat turns it off).
+
 The same decisions are notes on the proposal commits: git log --notes=descent.`,
+		Example: `  git descent log pdf-audit -n 20
+  git descent log pdf-audit --outcome committed,promising
+  git descent log pdf-audit --json | jq '.[] | select(.outcome == "rejected") | .gate.lost'`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.library = firstArg(args)
@@ -36,6 +48,15 @@ The same decisions are notes on the proposal commits: git log --notes=descent.`,
 		},
 	}
 	c.Flags().BoolVar(&o.json, "json", false, "print the decisions as JSON")
+	c.Flags().IntVarP(&o.n, "max-count", "n", 0, "show only the latest `N` decisions")
+	c.Flags().StringSliceVar(&o.outcomes, "outcome", nil, "show only decisions with these `outcomes` (comma-separated)")
+	c.RegisterFlagCompletionFunc("outcome", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var names []cobra.Completion
+		for _, o := range ledger.Outcomes() {
+			names = append(names, string(o))
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
 	c.Flags().BoolVar(&o.fusion, "fusion", false, "print the fusion statistics instead (see evolve --fusion-tournament)")
 	return c
 }
@@ -53,6 +74,9 @@ func runLog(ctx context.Context, e *env, o logOptions) error {
 	if err != nil {
 		return err
 	}
+	if ds, err = o.filter(ds); err != nil {
+		return err
+	}
 	if o.json {
 		if ds == nil {
 			ds = []ledger.Decision{}
@@ -62,10 +86,16 @@ func runLog(ctx context.Context, e *env, o logOptions) error {
 		return enc.Encode(ds)
 	}
 	if len(ds) == 0 {
+		if len(o.outcomes) > 0 {
+			fmt.Fprintf(e.stdout, "no %s decisions for %s\n", strings.Join(o.outcomes, " or "), lib.Name)
+			return nil
+		}
 		fmt.Fprintf(e.stdout, "no decisions yet for %s: run git descent evolve %s\n", lib.Name, lib.Path)
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	out, done := e.page(ctx, repo)
+	defer done()
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROUND\tPROPOSAL\tWORKER\tOUTCOME\tVALIDATION\tP\tSUBJECT / REASON")
 	for _, d := range ds {
 		id, val, p := "-", "-", "-"
@@ -87,6 +117,38 @@ func runLog(ctx context.Context, e *env, o logOptions) error {
 		fmt.Fprintf(tw, "%d\t%s\tw%s\t%s\t%s\t%s\t%s\n", d.Round, id, d.Worker, d.Outcome, val, p, text)
 	}
 	return tw.Flush()
+}
+
+// filter keeps the decisions with the asked outcomes, then the latest n.
+func (o logOptions) filter(ds []ledger.Decision) ([]ledger.Decision, error) {
+	if o.n < 0 {
+		return nil, &UsageError{fmt.Errorf("-n %d: give a number of decisions, at least 1", o.n)}
+	}
+	if len(o.outcomes) > 0 {
+		want := map[ledger.Outcome]bool{}
+		for _, name := range o.outcomes {
+			out := ledger.Outcome(name)
+			if !slices.Contains(ledger.Outcomes(), out) {
+				var names []string
+				for _, k := range ledger.Outcomes() {
+					names = append(names, string(k))
+				}
+				return nil, &UsageError{fmt.Errorf("--outcome %q: no such outcome (one of %s)", name, strings.Join(names, ", "))}
+			}
+			want[out] = true
+		}
+		var kept []ledger.Decision
+		for _, d := range ds {
+			if want[d.Outcome] {
+				kept = append(kept, d)
+			}
+		}
+		ds = kept
+	}
+	if o.n > 0 && len(ds) > o.n {
+		ds = ds[len(ds)-o.n:]
+	}
+	return ds, nil
 }
 
 func clipText(s string, n int) string {

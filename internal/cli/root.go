@@ -24,6 +24,9 @@ type env struct {
 	stdout, stderr io.Writer
 	dir            string // -C
 	verbose        bool   // -v
+	noPager        bool   // --no-pager
+	// terminal reports whether a writer is a terminal (tests pretend).
+	terminal func(any) bool
 }
 
 func (e *env) logger() *slog.Logger {
@@ -78,7 +81,7 @@ func (e *ExitError) Error() string { return e.Message }
 
 // Run executes the command line args and returns the error to report.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := newRootCmd(&env{stdin: os.Stdin, stdout: stdout, stderr: stderr, dir: "."})
+	root := newRootCmd(&env{stdin: os.Stdin, stdout: stdout, stderr: stderr, dir: ".", terminal: isTerminal})
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -122,6 +125,7 @@ Start with:
 	root.CompletionOptions.DisableDefaultCmd = true // completion is ours: it adds "git descent"
 	root.PersistentFlags().StringVarP(&e.dir, "directory", "C", ".", "run as if started in `dir`")
 	root.PersistentFlags().BoolVarP(&e.verbose, "verbose", "v", false, "log every git command and more to stderr")
+	root.PersistentFlags().BoolVar(&e.noPager, "no-pager", false, "never page long output (log, show) on a terminal")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &UsageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})

@@ -11,8 +11,8 @@ func TestShowNonProposal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for rev, want := range map[string]string{
-		"HEAD":              "commit " + head.Short() + " is not a git-descent proposal (no Descent-Library trailer)",
-		"descent/codes/w/1": `"descent/codes/w/1" names no commit (give a proposal hash or a worker branch such as descent/<lib>/w/1)`,
+		"HEAD":              "commit " + head.Short() + " is not a git-descent proposal (no Descent-Library trailer); it may be where dev started (git show " + head.Short() + " shows it)",
+		"descent/codes/w/1": `"descent/codes/w/1" names no commit (give a proposal hash, a worker branch such as descent/<lib>/w/1, or descent/<lib>/dev)`,
 	} {
 		if err := runShow(ctx, te.env, showOptions{rev: rev, color: "never"}); err == nil || err.Error() != want {
 			t.Errorf("show %s: %v, want %q", rev, err, want)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -109,4 +110,16 @@ func (r *Repo) checkAttr(ctx context.Context, c cmd, attr, path string) (string,
 		return "", fmt.Errorf("git check-attr: unexpected output %q", out)
 	}
 	return f[2], nil
+}
+
+// Pager returns the pager git would use for its own output, as git var
+// GIT_PAGER reports it: GIT_PAGER, core.pager, PAGER, or git's default.
+// "cat" means none.
+func (r *Repo) Pager(ctx context.Context) (string, error) {
+	var c cmd
+	if p, ok := os.LookupEnv("PAGER"); ok {
+		c.env = []string{"PAGER=" + p} // git's environment does not keep it
+	}
+	out, err := r.run(ctx, c, "var", "GIT_PAGER")
+	return strings.TrimSpace(string(out)), err
 }
