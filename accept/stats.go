@@ -316,3 +316,30 @@ func Mean(xs []float64) float64 {
 	}
 	return s / float64(len(xs))
 }
+
+// ScoreInterval is a two-sided interval at level (e.g. 0.95) for a
+// version's true mean reward from its rewards xs on a set of tasks, always
+// inside [0, 1] and containing the observed mean. With pass/fail rewards it
+// is the Jeffreys interval, the central interval of Beta(k+½, n−k+½) for k
+// passes of n, with the bound at 0 or 1 when none or all passed; with
+// graded rewards, the percentile bootstrap interval of the mean (fixed
+// seed). It needs at least one reward.
+func ScoreInterval(xs []float64, level float64) (lo, hi float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	m := Mean(xs)
+	if !isBinary(xs) {
+		lo, hi = bootstrapMean(xs, level)
+		return min(lo, m), max(hi, m)
+	}
+	n, k := float64(len(xs)), m*float64(len(xs))
+	lo, hi = 0, 1
+	if k > 0 {
+		lo = betaQuantile((1-level)/2, k+0.5, n-k+0.5)
+	}
+	if k < n {
+		hi = betaQuantile((1+level)/2, k+0.5, n-k+0.5)
+	}
+	return min(lo, m), max(hi, m)
+}

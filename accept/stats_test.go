@@ -220,3 +220,31 @@ func TestProbMeanPositive(t *testing.T) {
 		t.Errorf("MeanInterval = %v, %v", lo, hi)
 	}
 }
+
+// ScoreInterval against Jeffreys intervals computed independently (numerical
+// integration of the Beta density).
+func TestScoreInterval(t *testing.T) {
+	for _, c := range []struct {
+		pass, n int
+		lo, hi  float64
+	}{
+		{5, 10, 0.2235, 0.7765},
+		{3, 10, 0.0927, 0.6058},
+		{0, 10, 0, 0.2172},
+		{10, 10, 0.7828, 1},
+	} {
+		xs := make([]float64, c.n)
+		for i := range c.pass {
+			xs[i] = 1
+		}
+		lo, hi := ScoreInterval(xs, 0.95)
+		if math.Abs(lo-c.lo) > 0.002 || math.Abs(hi-c.hi) > 0.002 {
+			t.Errorf("%d of %d: [%.4f, %.4f], want [%.4f, %.4f]", c.pass, c.n, lo, hi, c.lo, c.hi)
+		}
+	}
+	graded := []float64{0.2, 0.4, 0.5, 0.9, 0.7, 0.3}
+	lo, hi := ScoreInterval(graded, 0.95)
+	if m := Mean(graded); !(lo < m && m < hi && lo >= 0 && hi <= 1) {
+		t.Errorf("graded: [%.3f, %.3f] around %.3f", lo, hi, m)
+	}
+}

@@ -135,6 +135,8 @@ Start with:
 		newStatusCmd(e),
 		newLogCmd(e),
 		newShowCmd(e),
+		newEvalCmd(e),
+		newTasksCmd(e),
 		newPromoteCmd(e),
 		newRollbackCmd(e),
 		newKeepCmd(e),
