@@ -74,9 +74,9 @@ func Parse(name string, data []byte) ([]Task, error) {
 	)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".json":
-		found, err = parseJSON(name, data)
+		found, err = parseJSON(newJSONDoc(name, data), data)
 	case ".jsonl":
-		found, err = parseJSONL(name, data)
+		found, err = parseJSONL(newJSONDoc(name, data), data)
 	case ".csv":
 		found, err = parseCSV(name, data)
 	default:

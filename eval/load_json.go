@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 )
 
 // jsonDoc is one JSON or JSONL task file being parsed. Offsets passed to
@@ -14,6 +16,10 @@ import (
 type jsonDoc struct {
 	name  string
 	lines lineIndex
+	// What Inspect reports: the skill_name member, and keys the schema
+	// does not have ("file:line: field: ...").
+	skillName string
+	unknown   []string
 }
 
 func newJSONDoc(name string, data []byte) *jsonDoc {
@@ -22,8 +28,7 @@ func newJSONDoc(name string, data []byte) *jsonDoc {
 
 // parseJSON parses a skill-creator evals object or a top-level array of
 // eval objects.
-func parseJSON(name string, data []byte) ([]located, error) {
-	doc := newJSONDoc(name, data)
+func parseJSON(doc *jsonDoc, data []byte) ([]located, error) {
 	raw, off, err := doc.value(data, 0)
 	if err != nil || raw == nil {
 		return nil, err
@@ -39,8 +44,7 @@ func parseJSON(name string, data []byte) ([]located, error) {
 }
 
 // parseJSONL parses one eval object per non-blank line.
-func parseJSONL(name string, data []byte) ([]located, error) {
-	doc := newJSONDoc(name, data)
+func parseJSONL(doc *jsonDoc, data []byte) ([]located, error) {
 	var found []located
 	start := 0
 	for line := range bytes.SplitAfterSeq(data, []byte("\n")) {
@@ -100,8 +104,13 @@ func (d *jsonDoc) evalsObject(raw json.RawMessage, off int) ([]located, error) {
 	var evals json.RawMessage
 	var evalsOff int
 	err := eachMember(raw, off, func(key string, v json.RawMessage, voff int) error {
-		if key == "evals" {
+		switch key {
+		case "evals":
 			evals, evalsOff = v, voff
+		case "skill_name":
+			_ = json.Unmarshal(v, &d.skillName)
+		default:
+			d.note(voff, "", key, []string{"evals", "skill_name"})
 		}
 		return nil
 	})
@@ -157,4 +166,43 @@ func jsonKind(raw json.RawMessage) string {
 
 func (d *jsonDoc) errorf(off int, field, format string, args ...any) error {
 	return &InputError{File: d.name, Line: d.lines.line(off), Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// note records a key the schema does not have, with the known key it most
+// likely meant.
+func (d *jsonDoc) note(off int, path, key string, known []string) {
+	field := key
+	if path != "" {
+		field = path + "." + key
+	}
+	msg := fmt.Sprintf("%s:%d: %s: not a key git-descent reads, so it is ignored", d.name, d.lines.line(off), field)
+	for _, k := range known {
+		if strings.HasPrefix(k, key) || strings.HasPrefix(key, k) || strings.EqualFold(strings.ReplaceAll(key, "-", "_"), k) {
+			msg += fmt.Sprintf(" (did you mean %q?)", k)
+			break
+		}
+	}
+	d.unknown = append(d.unknown, msg)
+}
+
+// Inspection is what Inspect found in a task file beyond its tasks.
+type Inspection struct {
+	SkillName string   // the skill-creator file's skill_name, if any
+	Unknown   []string // keys that are not read, "file:line: field: ..."
+}
+
+// Inspect parses a task file like Parse and reports its skill_name and
+// the keys it has that no task field reads (a typo such as "expected" for
+// "expected_output" otherwise goes unnoticed). CSV files report nothing.
+func Inspect(name string, data []byte) (Inspection, error) {
+	data = trimBOM(data)
+	doc := newJSONDoc(name, data)
+	var err error
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".json":
+		_, err = parseJSON(doc, data)
+	case ".jsonl":
+		_, err = parseJSONL(doc, data)
+	}
+	return Inspection{SkillName: doc.skillName, Unknown: doc.unknown}, err
 }

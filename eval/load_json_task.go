@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,6 +15,9 @@ type jsonValue struct {
 	off int
 }
 
+// taskKeys are the members of an eval object that become a Task.
+var taskKeys = []string{"id", "prompt", "expected_output", "files", "expectations"}
+
 // task parses one eval object starting at off; path names it in messages
 // ("evals[3]", or "" for a JSONL line).
 func (d *jsonDoc) task(raw json.RawMessage, off int, path string) (located, error) {
@@ -21,6 +25,9 @@ func (d *jsonDoc) task(raw json.RawMessage, off int, path string) (located, erro
 	err := eachMember(raw, off, func(key string, v json.RawMessage, voff int) error {
 		if jsonKind(v) != "null" {
 			members[key] = jsonValue{v, voff}
+		}
+		if !slices.Contains(taskKeys, key) {
+			d.note(voff, path, key, taskKeys)
 		}
 		return nil
 	})

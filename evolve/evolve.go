@@ -156,6 +156,9 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 	r.start = start
 	defer r.close()
 	sum, err := r.run(ctx)
+	if err != nil && r.roundNo == 0 && (sum == nil || sum.Rounds == 0) {
+		r.unstart()
+	}
 	if sum != nil {
 		sum.Seconds = time.Since(start).Seconds()
 		st := r.eval.Stats()

@@ -84,7 +84,7 @@ func (m *models) Usage() llm.Usage {
 // newRunner builds the library's rollout agent from its `run` setting: a
 // chat model (openai), a CLI agent preset (claude, codex), or a command.
 // It also returns how the agent is named in evidence.
-func newRunner(ctx context.Context, lib *library.Library, ms *models, exe string, jail jailFunc, log *slog.Logger) (agent.Runner, string, error) {
+func newRunner(ctx context.Context, lib *library.Library, top string, ms *models, exe string, jail jailFunc, log *slog.Logger) (agent.Runner, string, error) {
 	switch lib.Run {
 	case library.RunnerOpenAI:
 		c, err := ms.client("run")
@@ -103,12 +103,12 @@ func newRunner(ctx context.Context, lib *library.Library, ms *models, exe string
 		return &agent.Exec{Command: agent.WithModel(p.Jailed(p.Run, j.Level), model), Allow: allow, Timeout: lib.Timeout, ExePath: exe, CLI: cli, Jail: j},
 			p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
 	}
-	return &agent.Exec{Command: lib.Run, Allow: lib.Env, Timeout: lib.Timeout, ExePath: exe, Jail: jail(false, lib.Timeout)}, "command", nil
+	return &agent.Exec{Command: library.ExpandRepo(lib.Run, top), Allow: lib.Env, Timeout: lib.Timeout, ExePath: exe, Jail: jail(false, lib.Timeout)}, "command", nil
 }
 
 // newProposer builds the library's proposer from its `proposer` setting,
 // like newRunner.
-func newProposer(ctx context.Context, lib *library.Library, ms *models, exe string, jail jailFunc) (agent.Proposer, string, error) {
+func newProposer(ctx context.Context, lib *library.Library, top string, ms *models, exe string, jail jailFunc) (agent.Proposer, string, error) {
 	switch lib.Proposer {
 	case library.RunnerOpenAI:
 		c, err := ms.client("proposer")
@@ -127,7 +127,7 @@ func newProposer(ctx context.Context, lib *library.Library, ms *models, exe stri
 		return &agent.ExecProposer{Command: agent.WithModel(p.Jailed(p.Propose, j.Level), model), Allow: allow, Timeout: lib.ProposeTimeout,
 			ExePath: exe, Guarded: lib.Guarded, CLI: cli, Jail: j}, p.AgentVersion(ctx, sandbox.Environ(allow, nil, exe)), nil
 	}
-	return &agent.ExecProposer{Command: lib.Proposer, Allow: lib.Env, Timeout: lib.ProposeTimeout, ExePath: exe, Guarded: lib.Guarded,
+	return &agent.ExecProposer{Command: library.ExpandRepo(lib.Proposer, top), Allow: lib.Env, Timeout: lib.ProposeTimeout, ExePath: exe, Guarded: lib.Guarded,
 		Jail: jail(false, lib.ProposeTimeout)}, "command", nil
 }
 

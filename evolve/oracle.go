@@ -131,12 +131,13 @@ func (o *oracle) run(ctx context.Context, cand, dev git.Hash) (oracleRun, error)
 	}
 	report := filepath.Join(reports, "report")
 	env := sandbox.Environ(o.lib.Env, map[string]string{"DESCENT_SKILL_DIR": dir, "HOME": home, "DESCENT_ORACLE_REPORT": report}, o.exe)
+	command := library.ExpandRepo(o.lib.Oracle, o.repo.Top())
 	res, err := sandbox.Run(ctx, sandbox.Spec{
-		Command: o.lib.Oracle,
+		Command: command,
 		Dir:     dir,
 		Env:     env,
 		Timeout: o.lib.OracleTimeout,
-		Jail:    o.jail.For(o.lib.Oracle, env),
+		Jail:    o.jail.For(command, env),
 		Write:   []string{ws.Dir},
 		Lock:    slices.Sorted(maps.Keys(frozen)),
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,10 @@ type runner struct {
 
 	level     string // the isolation level processes run under (sandbox.LevelNone or LevelBwrap)
 	isolation string // the line that reports it
+
+	// started is set when this run created dev, stable and the journal:
+	// a run that fails before deciding anything takes them back (unstart).
+	started *ledger.Started
 }
 
 // setup checks the preconditions of a run and prepares everything it needs:
@@ -67,6 +72,7 @@ func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Optio
 		return nil, err
 	}
 	if err := r.prepare(ctx, head); err != nil {
+		r.unstart()
 		r.close()
 		return nil, err
 	}
@@ -241,12 +247,35 @@ func loadSplits(repo *git.Repo, lib *library.Library) (map[eval.Split][]eval.Tas
 	return splits, nil
 }
 
+// unstart deletes the refs this run created when it decided nothing: a
+// failed first run leaves the repository as it found it. It says so.
+func (r *runner) unstart() {
+	if r.started == nil {
+		return
+	}
+	if err := ledger.Unstart(context.Background(), r.repo, *r.started); err != nil {
+		r.opts.Log.Warn("remove the refs this failed run created", "err", err)
+		return
+	}
+	fmt.Fprintf(r.opts.Out, "removed %s and %s: the run failed before deciding anything\n", ledger.Short(r.refs.Dev()), ledger.Short(r.refs.Stable()))
+	r.started = nil
+}
+
 // ensureRefs creates dev and stable at HEAD on the first run and returns
 // dev. Later runs resume from the refs as they are.
 func (r *runner) ensureRefs(ctx context.Context, head git.Hash) (git.Hash, error) {
 	dev, created, err := ledger.Start(ctx, r.repo, r.lib.Name, head)
 	if err != nil {
 		return "", err
+	}
+	if slices.Contains(created, r.refs.Dev()) && slices.Contains(created, r.refs.Stable()) {
+		jh, err := ledger.OpenJournal(r.repo, r.lib.Name).Head(ctx)
+		if err != nil {
+			return "", err
+		}
+		if jh.State.Round == 0 && jh.Commit != "" {
+			r.started = &ledger.Started{Library: r.lib.Name, Dev: dev, Journal: jh.Commit}
+		}
 	}
 	for _, ref := range created {
 		if ref == r.refs.Dev() {
@@ -270,7 +299,7 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 		res, err := sandbox.Run(ctx, sandbox.Spec{Command: command, Dir: dir, Env: env, Stdin: stdin, Timeout: lib.Timeout})
 		return res.Stdout, err
 	}
-	cfg := eval.ScorerConfig{Kind: lib.Scorer, Tolerance: lib.Tolerance, Command: lib.ScoreCommand, Dir: r.repo.Top(), Env: sandbox.Environ(lib.Env, nil, exe)}
+	cfg := eval.ScorerConfig{Kind: lib.Scorer, Tolerance: lib.Tolerance, Command: library.ExpandRepo(lib.ScoreCommand, r.repo.Top()), Dir: r.repo.Top(), Env: sandbox.Environ(lib.Env, nil, exe)}
 	if parts, _ := eval.ParseSpec(lib.Scorer); usesJudge(parts) {
 		c, err := r.models.client("judge")
 		if err != nil {
@@ -284,7 +313,7 @@ func (r *runner) newEvaluator(ctx context.Context) (*rollout.Evaluator, error) {
 	}
 	runner, name, err := r.opts.Runner, "in-process "+r.opts.AgentName, error(nil)
 	if runner == nil {
-		runner, name, err = newRunner(ctx, lib, r.models, exe, r.jail, r.opts.Log)
+		runner, name, err = newRunner(ctx, lib, r.repo.Top(), r.models, exe, r.jail, r.opts.Log)
 	}
 	if err != nil {
 		return nil, err
@@ -363,7 +392,7 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	sandbox.CleanDead(filepath.Join(r.repo.DescentDir(), "tmp"))
 	proposer, name, err := r.opts.Proposer, "in-process "+r.opts.AgentName, error(nil)
 	if proposer == nil {
-		proposer, name, err = newProposer(ctx, r.lib, r.models, git.ExecutablePath(), r.jail)
+		proposer, name, err = newProposer(ctx, r.lib, r.repo.Top(), r.models, git.ExecutablePath(), r.jail)
 	}
 	if err != nil {
 		return err

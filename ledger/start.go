@@ -58,3 +58,25 @@ func Start(ctx context.Context, repo *git.Repo, library string, head git.Hash) (
 	}
 	return dev, created, nil
 }
+
+// Started is what a Start that created a library's refs left: dev (and
+// stable) at Dev, the journal at its first record.
+type Started struct {
+	Library string
+	Dev     git.Hash
+	Journal git.Hash
+}
+
+// Unstart takes back a Start whose run failed before it decided anything,
+// so that a failed first run leaves no refs: it deletes dev, stable and the
+// journal in one transaction, and only while all three are still where
+// Start left them (a compare-and-swap: a run that got further, or anything
+// else that moved them, keeps them).
+func Unstart(ctx context.Context, repo *git.Repo, s Started) error {
+	refs := Refs{s.Library}
+	return repo.UpdateRefs(ctx, git.UpdateRefsRequest{Reason: "git-descent: undo the start of " + s.Library, Updates: []git.RefUpdate{
+		{Ref: refs.Dev(), Hash: git.ZeroHash, OldHash: s.Dev},
+		{Ref: refs.Stable(), Hash: git.ZeroHash, OldHash: s.Dev},
+		{Ref: OpenJournal(repo, s.Library).ref, Hash: git.ZeroHash, OldHash: s.Journal},
+	}})
+}

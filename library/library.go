@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // FileName is the configuration file at the repository root.
@@ -312,4 +313,26 @@ func (l *Library) LayoutDir() string {
 		return ""
 	}
 	return CleanPath(layout) // checked relative when read
+}
+
+// RepoPlaceholder in a run, proposer, oracle or score-command template is
+// the repository's root, for commands that live in the repository: agents
+// and proposers run outside it, so a path relative to it is not found.
+const RepoPlaceholder = "{{repo}}"
+
+// ExpandRepo replaces RepoPlaceholder in a command template with top,
+// quoted as a shell word when it needs to be. Templates keep the
+// placeholder in .descent (and in the rollout cache's key), so the
+// configuration and the cache hold in a clone elsewhere.
+func ExpandRepo(command, top string) string {
+	if !strings.Contains(command, RepoPlaceholder) {
+		return command
+	}
+	q := top
+	if strings.ContainsFunc(top, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '_' || r == '-' || r == '+' || r == ',' || r == ':' || r == '@' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	}) {
+		q = "'" + strings.ReplaceAll(top, "'", `'\''`) + "'"
+	}
+	return strings.ReplaceAll(command, RepoPlaceholder, q)
 }

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -142,3 +143,33 @@ func (c *Client) gaveUp(last *Error, why string) *Error {
 	e.Msg = fmt.Sprintf("gave up after %d attempt%s%s: %s", e.Attempts, plural, why, last.Msg)
 	return &e
 }
+
+// Reach asks the endpoint for its list of models, to tell whether it
+// answers at all: nil when it does, even with an error status (a server
+// without that route still answers), and an error naming the endpoint when
+// it refuses the key (401, 403) or does not answer.
+func (c *Client) Reach(ctx context.Context) error {
+	_, err := c.api.ListModels(ctx)
+	if err == nil {
+		return nil
+	}
+	status := 0
+	var api *openai.APIError
+	var req *openai.RequestError
+	switch {
+	case errors.As(err, &api):
+		status = api.HTTPStatusCode
+	case errors.As(err, &req):
+		status = req.HTTPStatusCode
+	}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return fmt.Errorf("%s refuses the key (HTTP %d): check %s", c.base, status, c.cfg.KeyEnv)
+	case status != 0:
+		return nil
+	}
+	return fmt.Errorf("%s does not answer: %s", c.base, redact(err.Error(), c.cfg.Key))
+}
+
+// Endpoint is the client's base URL with any password masked.
+func (c *Client) Endpoint() string { return c.base }

@@ -115,6 +115,8 @@ func commandWords(cmd string) []string {
 		if k, v, ok := strings.Cut(w, "="); ok && !strings.Contains(k, "/") {
 			w = v
 		}
+		// {{repo}}/x is x in the repository, which existingFile resolves.
+		w = strings.TrimPrefix(w, library.RepoPlaceholder+"/")
 		if w != "" && !strings.Contains(w, "{{") && !strings.HasPrefix(w, "-") {
 			words = append(words, w)
 		}

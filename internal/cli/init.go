@@ -46,7 +46,9 @@ Keys it writes (edit them later with git config -f .descent):
   run       what does one rollout: openai (a chat model with the skill as its system
             prompt), claude (Claude Code), codex (Codex), or a command in which
             {{prompt}}, {{task_file}}, {{skill_dir}}, {{workspace}}, {{output_file}},
-            {{task_id}} expand to shell-quoted values (also DESCENT_* variables); its
+            {{task_id}} expand to shell-quoted values (also DESCENT_* variables), and
+            {{repo}} to the repository's root, for a command that lives in it (agents
+            run outside the repository: tools/agent.py alone is not found there); its
             stdout (or the file DESCENT_OUTPUT_FILE) is the answer
   scorer    exact, contains, regex, numeric, command or judge (a model grades the
             task's expectations), or a weighted mix: "contains*0.3, judge*0.7"
@@ -60,8 +62,16 @@ Keys it writes (edit them later with git config -f .descent):
   frozen    L0 globs a proposal may never change (default evals/**)
   guarded   L1 globs (default scripts/**)
 
+init refuses a command it can tell will never run (a path in the repository written
+without {{repo}}, a {{repo}} path that does not exist or is not executable), and warns
+about what does not work yet: a program not on PATH, a SKILL.md outside the Agent Skills
+format (frontmatter with a name equal to the directory's and a description), eval keys
+no task field reads, a skill_name that is not the skill's. git descent doctor checks all
+of it again, and more, at any time.
+
 Re-running init is safe: it fills in missing keys, keeps values you set, and refuses
-to replace a different value (or a foreign merge driver) without --force.`,
+to replace a different value (or a foreign merge driver) without --force, which
+replaces only the values given on the command line.`,
 		Example: `  git descent init skills/pdf-audit --run 'my-agent {{prompt}}' --proposer 'my-proposer {{failures_file}}'
   git descent init skills/pdf-audit --scorer contains --layout claude`,
 		Args: argsUsage(cobra.ExactArgs(1)),
@@ -118,6 +128,12 @@ func runInit(ctx context.Context, e *env, o initOptions) error {
 	}
 	if err := library.CheckPath(ctx, repo, name, rel); err != nil {
 		return err
+	}
+	// Commands that can never work are refused before anything is written.
+	for _, c := range [][2]string{{"--run", o.run}, {"--proposer", o.proposer}} {
+		if _, err := checkCommand(c[0], c[1], repo.Top(), rel); err != nil {
+			return err
+		}
 	}
 	// Check the merge driver first, so a conflict there writes nothing.
 	plan, err := hooks.PlanMergeDriver(ctx, repo, rel, o.force)
@@ -231,6 +247,13 @@ func reportInit(ctx context.Context, e *env, repo *git.Repo, name, rel, evals st
 	lib, err := library.Find(ctx, repo, name)
 	if err != nil {
 		return err
+	}
+	warnings, err := lintLibrary(repo.Top(), lib)
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "warning: %v\n", err)
 	}
 	var missing []string
 	if lib.Run == "" {

@@ -137,6 +137,7 @@ Start with:
 		newShowCmd(e),
 		newEvalCmd(e),
 		newTasksCmd(e),
+		newDoctorCmd(e),
 		newPromoteCmd(e),
 		newRollbackCmd(e),
 		newKeepCmd(e),
