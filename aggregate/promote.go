@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/merge"
 )
 
 // ErrNotPromotable is a promotion the check refuses.
@@ -224,4 +226,50 @@ func (a *Aggregator) heads(ctx context.Context) (dev, stable git.Hash, err error
 	}
 	stable, err = a.Repo.ResolveRef(ctx, a.refs.Stable())
 	return dev, stable, err
+}
+
+// Sync merges rev (the user's branch, typically) into dev through the
+// library's merge driver, as a merge commit recorded in the journal in the
+// same transaction: changes made outside git-descent reach dev without a
+// gate, since they are the user's. It refuses a merge that conflicts,
+// naming the files and how to merge by hand.
+func (a *Aggregator) Sync(ctx context.Context, rev git.Hash) (*ledger.Sync, error) {
+	head, err := a.journal.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dev, _, err := a.heads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := a.Repo.IsAncestor(ctx, rev, dev); err != nil {
+		return nil, err
+	} else if ok {
+		return nil, fmt.Errorf("%w: dev already has %s", ErrNothingToDo, rev.Short())
+	}
+	tree, err := a.Repo.MergeTree(ctx, merge.TreeRequest(dev, rev))
+	var conflict *git.MergeConflictError
+	if errors.As(err, &conflict) {
+		return nil, fmt.Errorf("%s does not merge into dev %s: conflict in %s; merge by hand and record it:\n  git checkout -b descent-sync %s && git merge %s\n  (resolve, commit) && git update-ref %s descent-sync %s && git descent keep %s",
+			rev.Short(), dev.Short(), strings.Join(conflict.Paths, ", "), a.refs.Dev(), rev.Short(), a.refs.Dev(), dev.Short(), a.Library.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	msg := fmt.Sprintf("descent(%s): sync %s into dev\n\nMerges the changes made outside git-descent up to %s (git descent sync).\n\nDescent-Library: %s\nDescent-Sync: %s\n",
+		a.Library.Name, rev.Short(), rev, a.Library.Name, rev)
+	c, err := a.Repo.CommitTree(ctx, git.CommitTreeRequest{Tree: tree, Parents: []git.Hash{dev, rev}, Message: msg})
+	if err != nil {
+		return nil, err
+	}
+	state := head.State
+	s := ledger.Sync{Round: state.Round, From: dev, To: c, Rev: rev}
+	state.Syncs = append(slices.Clone(state.Syncs), s)
+	state.CleanRounds = 0 // dev moved; its score is measured by the next round
+	e := ledger.Entry{State: state, Message: fmt.Sprintf("descent(%s): sync %s into dev as %s\n", a.Library.Name, rev.Short(), c.Short()),
+		Moves: []ledger.Move{{Ref: a.refs.Dev(), From: dev, To: c}}}
+	if _, err := a.journal.Record(context.WithoutCancel(ctx), head, e); err != nil {
+		return nil, err
+	}
+	return &s, nil
 }

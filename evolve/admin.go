@@ -34,6 +34,17 @@ func Undo(ctx context.Context, repo *git.Repo, lib *library.Library, opts Option
 	return r.agg.Undo(ctx)
 }
 
+// Sync merges rev into a library's dev through its merge driver, recorded
+// in the journal.
+func Sync(ctx context.Context, repo *git.Repo, lib *library.Library, rev git.Hash, opts Options) (*ledger.Sync, error) {
+	r, err := adminRunner(ctx, repo, lib, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	return r.agg.Sync(ctx, rev)
+}
+
 // Rollback resets a library's dev to stable, recorded in the journal.
 func Rollback(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options) (*ledger.Rollback, error) {
 	r, err := adminRunner(ctx, repo, lib, opts, true)

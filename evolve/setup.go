@@ -90,6 +90,9 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 	if err != nil {
 		return err
 	}
+	if err := r.noticeBranch(ctx, head, dev); err != nil {
+		return err
+	}
 	jh, err := ledger.OpenJournal(r.repo, r.lib.Name).Head(ctx)
 	if err != nil {
 		return err
@@ -259,6 +262,27 @@ func (r *runner) unstart() {
 	}
 	fmt.Fprintf(r.opts.Out, "removed %s and %s: the run failed before deciding anything\n", ledger.Short(r.refs.Dev()), ledger.Short(r.refs.Stable()))
 	r.started = nil
+}
+
+// noticeBranch says when the library on the user's branch (head) has
+// changed since the last commit it shares with dev: dev evolves without
+// those changes until git descent sync brings them in.
+func (r *runner) noticeBranch(ctx context.Context, head, dev git.Hash) error {
+	base, err := r.repo.MergeBase(ctx, head, dev)
+	if err != nil || base.IsZero() || base == head {
+		return err
+	}
+	was, err := r.repo.TreeOf(ctx, base, r.lib.Path)
+	if err != nil {
+		return nil // the library is new on the branch since; dev has its own
+	}
+	now, err := r.repo.TreeOf(ctx, head, r.lib.Path)
+	if err != nil || now == was {
+		return err
+	}
+	fmt.Fprintf(r.opts.Out, "note: %s changed on your branch since dev last shared it (%s); dev evolves without those changes until: git descent sync %s\n",
+		r.lib.Path, base.Short(), r.lib.Name)
+	return nil
 }
 
 // ensureRefs creates dev and stable at HEAD on the first run and returns

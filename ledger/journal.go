@@ -29,6 +29,7 @@ type State struct {
 	Refile    []Refile    `json:"refile,omitempty"` // proposals waiting for a later round
 	Fusion    FusionStats `json:"fusion"`
 	Rollbacks []Rollback  `json:"rollbacks,omitempty"`
+	Syncs     []Sync      `json:"syncs,omitempty"`
 	// StartTest is the test-split score of the version dev started from,
 	// measured once, for the honest report.
 	StartTest *float64 `json:"start_test,omitempty"`
@@ -122,6 +123,15 @@ type Rollback struct {
 	Round int      `json:"round"`
 	From  git.Hash `json:"from"`
 	To    git.Hash `json:"to"`
+}
+
+// Sync records git descent sync merging a revision of the user's (Rev)
+// into dev, From → To.
+type Sync struct {
+	Round int      `json:"round"`
+	From  git.Hash `json:"from"`
+	To    git.Hash `json:"to"`
+	Rev   git.Hash `json:"rev"`
 }
 
 // Promotion records stable being fast-forwarded to dev.

@@ -228,7 +228,7 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 	fmt.Fprintf(w, "\nreview:\n")
 	fmt.Fprintf(w, "  git log --graph --oneline %s\n", ledger.Short(refs.Dev()))
 	fmt.Fprintf(w, "  git descent log %s\n", lib.Name)
-	fmt.Fprintf(w, "  git diff HEAD %s -- %s\n", ledger.Short(refs.Stable()), lib.Path)
+	fmt.Fprintf(w, "  git diff HEAD...%s -- %s\n", ledger.Short(refs.Stable()), lib.Path)
 	fmt.Fprintf(w, "adopt:\n  git merge %s\n", ledger.Short(refs.Stable()))
 }
 

@@ -136,6 +136,56 @@ func nothingToDo(e *env, err error) error {
 	return nil
 }
 
+type syncOptions struct {
+	library string
+	rev     string
+}
+
+func newSyncCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:               "sync [<library>] [<rev>]",
+		ValidArgsFunction: completeLibrary(e),
+		Short:             "Merge your branch's changes into dev, recorded in the journal",
+		Long: `sync merges <rev> (default HEAD: your branch) into descent/<lib>/dev through the
+library's merge driver, as a merge commit whose parents are dev and <rev>, recorded in
+the journal in the same transaction. Edits you commit to the skill on your branch do not
+reach dev by themselves: evolve works on dev, and says when your branch has moved since
+dev last shared it. sync brings them in without a gate (they are yours); the next round
+measures dev again. A merge that conflicts is refused with the files and the commands to
+merge by hand. With dev already holding <rev> it says so and exits 0.`,
+		Example: `  git descent sync pdf-audit
+  git descent sync pdf-audit my-branch`,
+		Args: argsUsage(cobra.MaximumNArgs(2)),
+		RunE: func(c *cobra.Command, args []string) error {
+			o := syncOptions{library: firstArg(args), rev: "HEAD"}
+			if len(args) == 2 {
+				o.rev = args[1]
+			}
+			return runSync(c.Context(), e, o)
+		},
+	}
+}
+
+func runSync(ctx context.Context, e *env, o syncOptions) error {
+	repo, lib, err := adminLibrary(ctx, e, o.library)
+	if err != nil {
+		return err
+	}
+	rev, err := repo.ResolveRef(ctx, o.rev+"^{commit}")
+	if errors.Is(err, git.ErrRefNotFound) {
+		return fmt.Errorf("%q names no commit", o.rev)
+	}
+	if err != nil {
+		return err
+	}
+	s, err := evolve.Sync(ctx, repo, lib, rev, evolve.Options{Log: e.logger()})
+	if err != nil {
+		return nothingToDo(e, err)
+	}
+	fmt.Fprintf(e.stdout, "%s: %s → %s, merging %s (%s); the next round measures it\n", ledger.Short(ledger.Refs{Library: lib.Name}.Dev()), s.From.Short(), s.To.Short(), o.rev, s.Rev.Short())
+	return nil
+}
+
 type keepOptions struct {
 	library string
 }

@@ -141,6 +141,7 @@ Start with:
 		newPromoteCmd(e),
 		newRollbackCmd(e),
 		newKeepCmd(e),
+		newSyncCmd(e),
 		newCacheCmd(e),
 		newMergeDriverCmd(e),
 		newDemoCmd(e),

@@ -130,6 +130,16 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b Hash) (bool, error) {
 	return code == 0, nil
 }
 
+// MergeBase returns the best common ancestor of a and b, or the zero hash
+// when they share none.
+func (r *Repo) MergeBase(ctx context.Context, a, b Hash) (Hash, error) {
+	out, code, err := r.runCode(ctx, cmd{okCodes: []int{1}}, "merge-base", string(a), string(b))
+	if err != nil || code == 1 {
+		return ZeroHash, err
+	}
+	return Hash(strings.TrimSpace(string(out))), nil
+}
+
 // literal turns paths into literal pathspecs, so that no character in a
 // user's path is read as pathspec magic.
 func literal(paths []string) []string {
