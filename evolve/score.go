@@ -50,6 +50,12 @@ type TaskScore struct {
 	Cached  bool     `json:"cached"`
 	Output  string   `json:"output,omitempty"`
 	None    *float64 `json:"without_library,omitempty"` // with BaselineNone
+	Seconds float64  `json:"seconds"`
+	Tokens  int64    `json:"tokens"`
+	// Grading is the judge's verdict on each of the task's expectations.
+	Grading []eval.Verdict `json:"grading,omitempty"`
+	// NoneRun is the rollout without the library, with BaselineNone.
+	NoneRun *TaskScore `json:"-"`
 }
 
 // SplitScore is a version's score on one split, with a 95% interval, and
@@ -109,9 +115,13 @@ func Score(ctx context.Context, repo *git.Repo, lib *library.Library, req ScoreR
 		score := SplitScore{Split: s.String(), Tasks: len(tasks)}
 		var rewards []float64
 		for i, rec := range recs {
-			ts := TaskScore{Task: tasks[i].ID, Split: s.String(), Reward: rec.Reward, Errored: rec.Errored, Cached: rec.Cached, Output: clip(rec.Output, 200)}
-			if none != nil && none[i].Errored == "" {
-				ts.None = ptr(none[i].Reward)
+			ts := taskScore(tasks[i].ID, s, rec)
+			if none != nil {
+				n := taskScore(tasks[i].ID, s, none[i])
+				ts.NoneRun = &n
+				if none[i].Errored == "" {
+					ts.None = ptr(none[i].Reward)
+				}
 			}
 			out.Tasks = append(out.Tasks, ts)
 			if rec.Errored == "" {
@@ -133,4 +143,9 @@ func Score(ctx context.Context, repo *git.Repo, lib *library.Library, req ScoreR
 	out.Rollouts, out.CacheHits = st.Rollouts, st.Hits
 	out.Tokens, out.Cost = r.meter.Total()
 	return out, nil
+}
+
+func taskScore(id string, s eval.Split, rec rollout.Record) TaskScore {
+	return TaskScore{Task: id, Split: s.String(), Reward: rec.Reward, Errored: rec.Errored, Cached: rec.Cached, Output: clip(rec.Output, 200),
+		Seconds: rec.Seconds, Tokens: rec.Tokens, Grading: rec.Grading}
 }

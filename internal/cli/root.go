@@ -138,6 +138,8 @@ Start with:
 		newEvalCmd(e),
 		newTasksCmd(e),
 		newDoctorCmd(e),
+		newAdoptCmd(e),
+		newExportCmd(e),
 		newPromoteCmd(e),
 		newRollbackCmd(e),
 		newKeepCmd(e),

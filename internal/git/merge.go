@@ -194,3 +194,29 @@ func MergeFile(ctx context.Context, log *slog.Logger, req MergeFileRequest) ([]b
 	}
 	return out, code, nil
 }
+
+// MergeIntoHead merges rev into the current branch in the working tree, as
+// git merge --no-ff does, with message as the merge commit's: the library's
+// merge driver handles its files. A merge that leaves conflicts returns a
+// *MergeConflictError naming them, with the working tree left mid-merge
+// for the user (git merge --abort undoes it).
+func (r *Repo) MergeIntoHead(ctx context.Context, rev Hash, message string) (Hash, error) {
+	if r.top == "" {
+		return "", errors.New("merge into HEAD: the repository has no working tree")
+	}
+	_, err := r.run(ctx, cmd{}, "merge", "--no-ff", "--no-edit", "-m", message, string(rev))
+	var ce *CommandError
+	if errors.As(err, &ce) && ce.ExitCode == 1 {
+		out, derr := r.run(ctx, cmd{}, "diff", "--name-only", "-z", "--diff-filter=U")
+		if derr != nil {
+			return "", derr
+		}
+		if s := strings.TrimSuffix(string(out), "\x00"); s != "" {
+			return "", &MergeConflictError{Paths: strings.Split(s, "\x00")}
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	return r.Head(ctx)
+}
