@@ -75,6 +75,14 @@ type Options struct {
 	AgentName string
 	Out       io.Writer // human-readable progress
 	Log       *slog.Logger
+	// OnStatus, when set, receives a snapshot of the run (Status) every
+	// StatusEvery (default one second) while it runs, from one goroutine.
+	OnStatus    func(Status)
+	StatusEvery time.Duration
+	// OnEvent, when set, receives the run's events (Event) as they happen,
+	// from the run's goroutine: its start, the baseline, every decided
+	// round, the stop.
+	OnEvent func(Event)
 }
 
 // DefaultAsyncRatio is how many dev commits a worker's snapshot may fall
@@ -155,9 +163,14 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 	}
 	r.start = start
 	defer r.close()
+	stopWatch := r.watch(ctx)
 	sum, err := r.run(ctx)
-	if err != nil && r.roundNo == 0 && (sum == nil || sum.Rounds == 0) {
-		r.unstart()
+	stopWatch()
+	if sum != nil {
+		r.event(Event{Kind: "stop", Reason: stopReason(sum, err)})
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && r.roundNo == 0 && (sum == nil || sum.Rounds == 0) {
+		r.unstart() // a failure, not an interrupt: that one resumes
 	}
 	if sum != nil {
 		sum.Seconds = time.Since(start).Seconds()
@@ -212,7 +225,7 @@ func (r *runner) run(ctx context.Context) (*Summary, error) {
 		return sum, r.finish(context.WithoutCancel(ctx), false)
 	}
 	if errors.Is(err, context.Canceled) {
-		return sum, fmt.Errorf("interrupted; proposals not yet decided are decided by the next run: %w", err)
+		return sum, fmt.Errorf("interrupted (%w); nothing is lost: git descent evolve %s goes on from dev, and decides first what this run proposed and did not decide", err, r.lib.Name)
 	}
 	return sum, err
 }
@@ -271,6 +284,7 @@ func (r *runner) rounds(ctx context.Context) error {
 
 // round runs every worker on the same dev snapshot, then one aggregation.
 func (r *runner) round(ctx context.Context) (*aggregate.RoundResult, error) {
+	r.prog.set("workers proposing")
 	dev, err := r.repo.ResolveRef(ctx, r.refs.Dev())
 	if err != nil {
 		return nil, err
@@ -322,12 +336,16 @@ func (r *runner) aggregate(ctx context.Context, steps []stepResult) (*aggregate.
 			others = append(others, *s.dec)
 		}
 	}
+	r.prog.set(fmt.Sprintf("deciding round %d: %s", r.roundNo+1, plural(len(subs), "proposal")))
 	out, err := r.agg.Round(ctx, subs, others)
 	if err != nil {
 		return nil, err
 	}
 	r.roundNo = out.Round
+	r.roundsDone.Add(1)
+	r.prog.set("workers proposing")
 	r.report(out, quietLines(steps))
+	r.event(roundEvent(out))
 	return out, nil
 }
 
@@ -386,5 +404,19 @@ func (r *runner) account(res *aggregate.RoundResult) {
 	}
 	s.Final, s.StableVal = res.DevScore, res.Stable
 	s.Noise = r.agg.Noise()
-	s.History = append(s.History, Point{Seconds: time.Since(r.start).Seconds(), Round: res.Round, Dev: res.Dev, Score: res.DevScore})
+	pt := Point{Seconds: time.Since(r.start).Seconds(), Round: res.Round, Dev: res.Dev, Score: res.DevScore}
+	s.History = append(s.History, pt)
+	r.prog.point(pt)
+}
+
+// stopReason names why a run ended, for the stop event: the summary's
+// stop, or "interrupted" or "failed".
+func stopReason(s *Summary, err error) string {
+	switch {
+	case err == nil:
+		return s.Stop
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
+	}
+	return "failed"
 }

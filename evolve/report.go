@@ -26,6 +26,11 @@ func (r *runner) baseline(ctx context.Context) error {
 	fmt.Fprintf(out, "evolving %s (%s): %d train, %d validation, %d test tasks; %s, %s, %s\n",
 		r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], plural(r.opts.Workers, "worker"), plural(r.opts.Rounds, "round"), plural(r.opts.Jobs, "job"))
 	fmt.Fprintln(out, r.isolation)
+	runtime := "rounds"
+	if r.opts.Async {
+		runtime = "async"
+	}
+	r.event(Event{Kind: "start", Library: r.lib.Name, Tasks: s.Tasks, Workers: r.opts.Workers, Runtime: runtime, Isolation: r.level, Resumed: r.resumed})
 	val := r.validation()
 	if r.crossFit() {
 		fmt.Fprintf(out, "validation: cross-fitted (the validation split has only %s): each candidate is judged on those of the %d train and validation tasks its proposers did not see; library.%s.validation = split keeps the split\n",
@@ -35,6 +40,7 @@ func (r *runner) baseline(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.prog.set(fmt.Sprintf("measuring the baseline: dev %s on %s", s.Start.Short(), plural(len(val), "validation task")))
 	recs, err := r.eval.RolloutAll(ctx, devLib, val)
 	if err != nil {
 		return err
@@ -44,8 +50,12 @@ func (r *runner) baseline(ctx context.Context) error {
 	}
 	s.Baseline = rollout.Mean(recs)
 	s.Final = s.Baseline
-	s.History = append(s.History, Point{Seconds: time.Since(r.start).Seconds(), Dev: s.Start, Score: s.Baseline})
+	pt := Point{Seconds: time.Since(r.start).Seconds(), Dev: s.Start, Score: s.Baseline}
+	s.History = append(s.History, pt)
+	r.prog.point(pt)
 	fmt.Fprintf(out, "baseline: dev %s scores %.2f on validation\n", s.Start.Short(), s.Baseline)
+	r.event(Event{Kind: "baseline", Dev: s.Start, Validation: ptr(s.Baseline)})
+	r.prog.set("measuring how reproducible the agent is")
 	if s.Noise, err = r.agg.MeasureNoise(ctx, noiseSample); err != nil {
 		return err
 	}
@@ -211,6 +221,7 @@ func (r *runner) finish(ctx context.Context, scoreTest bool) error {
 	if len(test) == 0 || !scoreTest {
 		return nil
 	}
+	r.prog.set("scoring the sealed test split")
 	score := func(commit git.Hash) ([]rollout.Record, error) {
 		lib, err := r.repo.TreeOf(ctx, commit, r.lib.Path)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/git-descent/git-descent/agent"
@@ -46,6 +47,10 @@ type runner struct {
 	level     string // the isolation level processes run under (sandbox.LevelNone or LevelBwrap)
 	isolation string // the line that reports it
 
+	resumed    bool         // dev and stable existed: the run goes on from them
+	prog       progress     // what the run is doing, for Status
+	roundsDone atomic.Int64 // aggregator rounds decided by this run
+
 	// started is set when this run created dev, stable and the journal:
 	// a run that fails before deciding anything takes them back (unstart).
 	started *ledger.Started
@@ -72,7 +77,9 @@ func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Optio
 		return nil, err
 	}
 	if err := r.prepare(ctx, head); err != nil {
-		r.unstart()
+		if !errors.Is(err, context.Canceled) {
+			r.unstart()
+		}
 		r.close()
 		return nil, err
 	}
@@ -98,6 +105,9 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 		return err
 	}
 	r.roundNo = jh.State.Round
+	if r.resumed {
+		fmt.Fprintf(r.opts.Out, "resuming from %s at %s, after round %d\n", ledger.Short(r.refs.Dev()), dev.Short(), r.roundNo)
+	}
 	r.summary = &Summary{Library: r.lib.Name, Start: dev, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}, Validation: library.ValidationSplit, History: []Point{}}
 	if r.crossFit() {
 		r.summary.Validation = library.ValidationCross
@@ -301,6 +311,7 @@ func (r *runner) ensureRefs(ctx context.Context, head git.Hash) (git.Hash, error
 			r.started = &ledger.Started{Library: r.lib.Name, Dev: dev, Journal: jh.Commit}
 		}
 	}
+	r.resumed = len(created) == 0
 	for _, ref := range created {
 		if ref == r.refs.Dev() {
 			fmt.Fprintf(r.opts.Out, "created %s at HEAD (%s)\n", ledger.Short(ref), head.Short())

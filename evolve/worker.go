@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/git-descent/git-descent/agent"
@@ -31,6 +32,8 @@ type worker struct {
 	// no proposal waiting for a decision: its branch can only hold one, so
 	// writing the next waits for the last to be decided. nil in rounds.
 	slot chan struct{}
+	// doing says what the worker is doing now, for Status.
+	doing atomic.Value
 }
 
 // job is one step of a worker: the dev snapshot to work from, the step's
@@ -93,7 +96,10 @@ func (w *worker) minibatch(seq int) []eval.Task {
 // step rolls out a minibatch on j.dev, asks the proposer to fix the
 // failures, and commits a valid edit as a proposal on the worker's branch.
 func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
-	defer func() { res.worker = "w" + w.id }()
+	defer func() {
+		res.worker = "w" + w.id
+		w.doing.Store("waiting for the next step")
+	}()
 	start := time.Now()
 	lib, dev := w.r.lib, j.dev
 	if err := w.dir.Reset(ctx, dev); err != nil {
@@ -104,6 +110,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 		return stepResult{}, err
 	}
 	batch := w.minibatch(j.seq)
+	w.doing.Store(fmt.Sprintf("rolling out %s on dev %s", plural(len(batch), "train task"), dev.Short()))
 	before, err := w.r.eval.RolloutAll(ctx, devLib, batch)
 	if err != nil {
 		return stepResult{}, err
@@ -118,6 +125,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 	if j.stale != nil && j.stale() {
 		return stepResult{abandoned: true}, nil
 	}
+	w.doing.Store(fmt.Sprintf("proposing an edit for %s", plural(len(fb.Failures), "failed task")))
 	m, err := w.r.proposeEdit(ctx, &w.seat, dev, fb)
 	if err != nil {
 		return stepResult{}, err
@@ -131,11 +139,13 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 	if rat.Subject == "" {
 		rat.Subject = fmt.Sprintf("Edit %s after %d failed tasks", strings.Join(edit.Paths, ", "), len(fb.Failures))
 	}
+	w.doing.Store("measuring its edit on the same tasks")
 	p, err := w.r.measureProposal(ctx, w.id, dev, edit, batch, before, rat, start)
 	if err != nil {
 		return stepResult{}, err
 	}
 	if w.slot != nil {
+		w.doing.Store("waiting for its last proposal to be decided")
 		select {
 		case <-w.slot:
 		case <-ctx.Done():
@@ -143,6 +153,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 		}
 	}
 	if j.newest != nil {
+		w.doing.Store("rebasing its edit onto the newest dev")
 		if p, edit, err = w.r.rebase(ctx, p, edit, j.newest(), batch, rat, start); err != nil {
 			w.slot <- struct{}{} // nothing was written: the slot is still free
 			return stepResult{}, err

@@ -50,6 +50,8 @@ type Evaluator struct {
 	hits     atomic.Int64
 	nanos    atomic.Int64
 	hedges   atomic.Int64
+	running  atomic.Int64 // attempts holding a slot now
+	waiting  atomic.Int64 // rollouts waiting for a slot
 	durs     durations
 
 	dirsMu sync.Mutex
@@ -82,13 +84,16 @@ type Stats struct {
 	FirstError string        // the first errored rollout's error
 	Time       time.Duration // summed rollout wall time
 	Hedges     int64         // rollouts started again because they ran far beyond their estimate
+	Running    int64         // attempts running now
+	Waiting    int64         // rollouts waiting for a free slot now
 }
 
 // Stats returns the counters so far.
 func (e *Evaluator) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Stats{Rollouts: e.rollouts.Load(), Hits: e.hits.Load(), Errored: e.errored, FirstError: e.firstError, Time: time.Duration(e.nanos.Load()), Hedges: e.hedges.Load()}
+	return Stats{Rollouts: e.rollouts.Load(), Hits: e.hits.Load(), Errored: e.errored, FirstError: e.firstError, Time: time.Duration(e.nanos.Load()), Hedges: e.hedges.Load(),
+		Running: e.running.Load(), Waiting: e.waiting.Load()}
 }
 
 // TooManyErrorsError stops a run in which most rollouts could not run.
@@ -214,7 +219,10 @@ func (e *Evaluator) tooMany() error {
 // stopped attempt spent before it was stopped is counted when its agent
 // reports it.
 func (e *Evaluator) once(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
-	if err := e.Limiter.Acquire(ctx); err != nil {
+	e.waiting.Add(1)
+	err := e.Limiter.Acquire(ctx)
+	e.waiting.Add(-1)
+	if err != nil {
 		return Record{}, err
 	}
 	type result struct {
@@ -227,6 +235,8 @@ func (e *Evaluator) once(ctx context.Context, libTree git.Hash, t eval.Task, rep
 	results := make(chan result, 2) // both attempts can always deliver, and end
 	attempt := func() {
 		defer e.Limiter.Release()
+		e.running.Add(1)
+		defer e.running.Add(-1)
 		start := time.Now()
 		rec, err := e.run(ctx, libTree, t, repeat)
 		took := time.Since(start)
@@ -404,6 +414,9 @@ func (e *Evaluator) run(ctx context.Context, libTree git.Hash, t eval.Task, repe
 	}
 	if runErr != nil {
 		rec.Error = runErr.Error()
+		if e.Log != nil {
+			e.Log.Debug("the agent failed; the rollout scores 0", "task", t.ID, "repeat", repeat, "err", runErr)
+		}
 		return rec, nil
 	}
 	// Scorer errors name the task themselves.

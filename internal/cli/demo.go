@@ -94,7 +94,10 @@ func runDemo(ctx context.Context, e *env, o demoOptions) error {
 	}
 	// Workers refresh their snapshot of dev every other round, as
 	// asynchronous ones would, so stale proposals show how they are handled.
-	sum, err := evolve.Evolve(ctx, repo, lib, evolve.Options{Workers: o.workers, Rounds: o.rounds, Refresh: 2, BaselineNone: true, Out: out, Log: e.logger()})
+	opts := evolve.Options{Workers: o.workers, Rounds: o.rounds, Refresh: 2, BaselineNone: true, Log: e.logger()}
+	_, done := e.display(&opts, false, false, 0)
+	sum, err := evolve.Evolve(ctx, repo, lib, opts)
+	done()
 	if err != nil {
 		return err
 	}

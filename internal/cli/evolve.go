@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -20,12 +19,14 @@ import (
 type evolveOptions struct {
 	library string
 	evolve.Options
-	json       bool
-	repeats    int
-	baseline   string
-	tournament bool
-	sync       bool
-	provider   map[string]*string // model settings from flags, by .descent key
+	json        bool
+	quiet       bool
+	statusEvery time.Duration
+	repeats     int
+	baseline    string
+	tournament  bool
+	sync        bool
+	provider    map[string]*string // model settings from flags, by .descent key
 }
 
 func newEvolveCmd(e *env) *cobra.Command {
@@ -78,7 +79,9 @@ way stops the run. Your working tree, index, HEAD and branches are never touched
 	f.IntVar(&o.Jobs, "jobs", 0, "rollouts at once, workers' and gate's together (default 2 × workers)")
 	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop once the run has spent this many tokens (0: no limit)")
 	f.Float64Var(&o.MaxCost, "max-cost", 0, "stop once the run has spent this many US dollars (0: no limit; needs prices for models that do not report cost)")
-	f.BoolVar(&o.json, "json", false, "print the summary as JSON on stdout (progress goes to stderr)")
+	f.BoolVar(&o.json, "json", false, "print the run as JSON lines on stdout: start, baseline, round, status, stop and summary events (see README); the lines for people go to stderr")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the summary and errors (with --json, only the events)")
+	f.DurationVar(&o.statusEvery, "status-every", 0, "how often a status line goes to a log that is not a terminal (default 30s) or a status event to --json (default 5s); negative for never")
 	f.IntVar(&o.repeats, "repeats", 0, "rollouts of each validation task per version the gate starts with (overrides library repeats; it re-rolls uncertain tasks up to max-repeats by itself)")
 	f.Float64Var(&o.Hedge, "hedge", 0, "start a rollout again on a free slot once it runs this many times longer than its estimate, e.g. 4, keeping the first answer (0: never; a hedge is a second, paid agent run)")
 	f.BoolVar(&o.NoCache, "no-cache", false, "neither read nor write the rollout cache: roll everything out afresh")
@@ -147,20 +150,15 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 		return &UsageError{fmt.Errorf("--baseline %q: the only baseline is none (the agent without the library)", o.baseline)}
 	}
 	lib.Tournament = lib.Tournament || o.tournament
-	o.Out, o.Log = e.stdout, e.logger()
-	if o.json {
-		o.Out = e.stderr
-	}
+	o.Log = e.logger()
+	events, done := e.display(&o.Options, o.json, o.quiet, o.statusEvery)
 	sum, err := evolve.Evolve(ctx, repo, lib, o.Options)
+	done()
 	if err != nil {
 		return err
 	}
-	if o.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			return err
-		}
+	if events != nil {
+		events.summary(sum)
 	} else {
 		printSummary(e.stdout, lib, sum)
 	}
