@@ -199,5 +199,6 @@ func (d *decider) decision(s *Submission, o ledger.Outcome, reason string) ledge
 		Subject: p.Subject, Outcome: o, Reason: reason, Base: p.Base, Paths: s.Paths,
 		Train: [2]float64{p.RewardBefore, p.RewardAfter}, Staleness: st.eta, Alpha: st.alpha,
 		Rebased: s.rebased, Attempts: d.attempts[p.Commit], Seconds: p.Seconds,
+		Started: p.Started, RolloutSeconds: p.RolloutSeconds, ProposeSeconds: p.ProposeSeconds,
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/git-descent/git-descent/accept"
+	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 	"github.com/git-descent/git-descent/rollout"
 )
@@ -149,3 +151,46 @@ func taskScore(id string, s eval.Split, rec rollout.Record) TaskScore {
 	return TaskScore{Task: id, Split: s.String(), Reward: rec.Reward, Errored: rec.Errored, Cached: rec.Cached, Output: clip(rec.Output, 200),
 		Seconds: rec.Seconds, Tokens: rec.Tokens, Grading: rec.Grading}
 }
+
+// CachedTest returns the sealed test split's cached rollouts of each
+// commit's library, in task order, for the report: it runs nothing and
+// takes no lock (a report may be made while a run goes on). A commit whose
+// every test task is not cached maps to nil.
+func CachedTest(ctx context.Context, repo *git.Repo, lib *library.Library, commits ...git.Hash) (map[git.Hash][]rollout.Record, []eval.Task, error) {
+	opts := withDefaults(Options{})
+	r := &runner{repo: repo, lib: lib, opts: opts, meter: budget.NewMeter(0, 0, nil), models: newModels(lib)}
+	r.summary = &Summary{Library: lib.Name, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}}
+	defer r.close()
+	var err error
+	if r.splits, err = loadSplits(repo, lib); err != nil {
+		return nil, nil, err
+	}
+	if r.eval, err = r.newEvaluator(ctx); err != nil {
+		return nil, nil, err
+	}
+	r.eval.CachedOnly = true
+	test := r.splits[eval.Test]
+	out := map[git.Hash][]rollout.Record{}
+	for _, c := range commits {
+		tree, err := repo.TreeOf(ctx, c, lib.Path)
+		if err != nil {
+			continue
+		}
+		recs, err := r.eval.RolloutAll(ctx, tree, test)
+		if err != nil {
+			return nil, nil, err
+		}
+		complete := len(recs) > 0
+		for _, rec := range recs {
+			complete = complete && rec.Errored == ""
+		}
+		if complete {
+			out[c] = recs
+		}
+	}
+	return out, test, nil
+}
+
+// Lift is the mean paired difference of two versions' rewards on the same
+// tasks with its 95% interval, nil with fewer than two pairs.
+func Lift(a, b []rollout.Record) *Interval { return lift(a, b) }

@@ -115,6 +115,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 	if err != nil {
 		return stepResult{}, err
 	}
+	rolled := time.Since(start)
 	fb := feedback(lib.Name, w.dir.SkillDir(), lib.Frozen, batch, before)
 	if len(fb.Failures) == 0 && len(fb.Passed) == 0 {
 		return stepResult{quiet: fmt.Sprintf("w%-3s every rollout of its minibatch errored; nothing to propose from", w.id)}, nil
@@ -130,10 +131,12 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 	if err != nil {
 		return stepResult{}, err
 	}
+	proposed := time.Since(start) - rolled
 	if m.outcome != "" {
 		return stepResult{quiet: fmt.Sprintf("w%-3s %s: %s", w.id, m.outcome, m.reason),
 			dec: &ledger.Decision{ID: j.id, Library: lib.Name, Worker: w.id, Round: j.round, Outcome: m.outcome, Reason: m.reason,
-				Base: dev, Train: [2]float64{rollout.Mean(before), 0}}}, nil
+				Base: dev, Train: [2]float64{rollout.Mean(before), 0},
+				Seconds: time.Since(start).Seconds(), Started: start, RolloutSeconds: rolled.Seconds(), ProposeSeconds: proposed.Seconds()}}, nil
 	}
 	edit, rat := m.edit, m.rat
 	if rat.Subject == "" {
@@ -144,6 +147,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 	if err != nil {
 		return stepResult{}, err
 	}
+	p.Started, p.RolloutSeconds, p.ProposeSeconds = start, rolled.Seconds(), proposed.Seconds()
 	if w.slot != nil {
 		w.doing.Store("waiting for its last proposal to be decided")
 		select {
@@ -158,6 +162,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 			w.slot <- struct{}{} // nothing was written: the slot is still free
 			return stepResult{}, err
 		}
+		p.Started, p.RolloutSeconds, p.ProposeSeconds = start, rolled.Seconds(), proposed.Seconds()
 	}
 	sub, err := w.r.writeProposal(ctx, p, edit)
 	return stepResult{sub: sub}, err

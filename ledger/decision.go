@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/git-descent/git-descent/internal/git"
 )
@@ -153,6 +154,12 @@ type Decision struct {
 	RepairedAs git.Hash `json:"repaired_as,omitempty"` // the proposal its repair became
 	Oracle     string   `json:"oracle,omitempty"`      // the oracle's verdict for L1 changes
 	Seconds    float64  `json:"seconds,omitempty"`     // the worker's wall time making it (kept here, not in the commit)
+	// When the worker's step began, and how long it rolled out its
+	// minibatch and its proposer ran (the rest of Seconds measured the
+	// edit), for the report's timeline. Zero when not known.
+	Started        time.Time `json:"started,omitzero"`
+	RolloutSeconds float64   `json:"rollout_seconds,omitempty"`
+	ProposeSeconds float64   `json:"propose_seconds,omitempty"`
 }
 
 // Note renders the decision as the text of a git note on the proposal.

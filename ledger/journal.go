@@ -8,6 +8,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-descent/git-descent/internal/git"
 )
@@ -379,6 +380,50 @@ func (j *Journal) Decisions(ctx context.Context) ([]Decision, error) {
 		return WorkerLess(ds[a].Worker, ds[b].Worker)
 	})
 	return ds, nil
+}
+
+// Record is one journal record read back: its commit, when it was made,
+// its message's subject, and the state it left.
+type Record struct {
+	Commit  git.Hash
+	Time    time.Time
+	Subject string
+	State   State
+}
+
+// History returns the journal's records, oldest first: what the state was
+// after each, for the report.
+func (j *Journal) History(ctx context.Context) ([]Record, error) {
+	head, err := resolveOrZero(ctx, j.repo, j.ref)
+	if err != nil || head.IsZero() {
+		return nil, err
+	}
+	chain, err := j.repo.FirstParents(ctx, head, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Record, 0, len(chain))
+	for i := len(chain) - 1; i >= 0; i-- {
+		c := chain[i]
+		data, err := j.repo.ReadFile(ctx, c, "state.json")
+		if err != nil {
+			return nil, err
+		}
+		r := Record{Commit: c}
+		if err := json.Unmarshal(data, &r.State); err != nil {
+			return nil, fmt.Errorf("journal %s: state.json: %w", c.Short(), err)
+		}
+		if r.Time, err = j.repo.CommitTime(ctx, c); err != nil {
+			return nil, err
+		}
+		msg, err := j.repo.CommitMessage(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		r.Subject, _, _ = strings.Cut(msg, "\n")
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // ErrNoDecision means the journal has no decision for a proposal.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-descent/git-descent/internal/git"
 )
@@ -28,6 +29,11 @@ type Evidence struct {
 	// decision in the journal keeps it.
 	Seconds float64
 	Agent   string // the runner and proposer that made it, with versions, e.g. "claude 2.1.3 / openai gpt-4.1"
+	// Started, RolloutSeconds and ProposeSeconds time the worker's step,
+	// for the decision's record; not trailers, as Seconds is not.
+	Started        time.Time
+	RolloutSeconds float64
+	ProposeSeconds float64
 }
 
 // Proposal is an edit as a commit on a worker branch: its parent is

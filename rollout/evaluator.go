@@ -30,6 +30,9 @@ type Evaluator struct {
 	Runner  agent.Runner
 	Scorer  eval.Scorer
 	Limiter *sandbox.Limiter
+	// CachedOnly serves cached results and runs nothing: a rollout not in
+	// the cache comes back Errored "not in the rollout cache".
+	CachedOnly bool
 	Cache   *Cache
 	Config  string        // hash of everything besides tree and task that decides a result
 	WorkDir string        // parent of rollout workspaces; "" means the system temp dir
@@ -124,8 +127,14 @@ func (e *Evaluator) Rollout(ctx context.Context, libTree git.Hash, t eval.Task) 
 func (e *Evaluator) RolloutRepeat(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
 	key := Key{Tree: libTree, Task: t.Hash(), Config: e.Config, Repeat: repeat}
 	rec, hit, err := e.Cache.Do(ctx, key, func() (Record, error) {
+		if e.CachedOnly {
+			return Record{}, &erroredError{errNotCached}
+		}
 		return e.attempts(ctx, libTree, t, repeat)
 	})
+	if e.CachedOnly && !hit {
+		return Record{Task: t.ID, Errored: errNotCached.Error()}, nil
+	}
 	if hit {
 		e.hits.Add(1)
 		if err == nil {
@@ -138,6 +147,10 @@ func (e *Evaluator) RolloutRepeat(ctx context.Context, libTree git.Hash, t eval.
 	}
 	return rec, err
 }
+
+// errNotCached is the Errored of a rollout a CachedOnly evaluator did
+// not find in the cache.
+var errNotCached = errors.New("not in the rollout cache")
 
 // erroredError carries a rollout's last infrastructure failure out of the
 // cache, which keeps no errors.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,15 +47,23 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, p)
 }
 
-// scriptCondition knows [bwrap]: the bwrap isolation level works here. With
-// DESCENT_REQUIRE_BWRAP set (.ci/run sets it) it is always true, so that a
-// machine where bwrap fails fails those scripts rather than skipping them.
+// scriptCondition knows [bwrap]: the bwrap isolation level works here (with
+// DESCENT_REQUIRE_BWRAP set, as .ci/run sets it, it is always true, so that
+// a machine where bwrap fails fails those scripts rather than skipping
+// them), and [chromium], likewise.
 func scriptCondition(cond string) (bool, error) {
-	if cond != "bwrap" {
-		return false, fmt.Errorf("unknown condition %q", cond)
+	switch cond {
+	case "bwrap":
+		_, _, err := sandbox.Resolve(sandbox.LevelBwrap)
+		return err == nil || os.Getenv("DESCENT_REQUIRE_BWRAP") != "", nil
+	case "chromium":
+		// Debian's chromium, for the report's browser test; with
+		// DESCENT_REQUIRE_CHROMIUM set (.ci/run sets it) a machine without
+		// it fails those scripts rather than skipping them.
+		_, err := exec.LookPath("chromium")
+		return err == nil || os.Getenv("DESCENT_REQUIRE_CHROMIUM") != "", nil
 	}
-	_, _, err := sandbox.Resolve(sandbox.LevelBwrap)
-	return err == nil || os.Getenv("DESCENT_REQUIRE_BWRAP") != "", nil
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // scriptDir holds the end-to-end scripts.

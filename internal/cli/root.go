@@ -140,6 +140,7 @@ Start with:
 		newDoctorCmd(e),
 		newAdoptCmd(e),
 		newExportCmd(e),
+		newReportCmd(e),
 		newPromoteCmd(e),
 		newRollbackCmd(e),
 		newKeepCmd(e),

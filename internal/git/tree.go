@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -169,6 +170,23 @@ func (r *Repo) CommitMessage(ctx context.Context, commit Hash) (string, error) {
 		return "", fmt.Errorf("read commit %s: %w", commit.Short(), err)
 	}
 	return msg, nil
+}
+
+// CommitTime returns a commit's committer date.
+func (r *Repo) CommitTime(ctx context.Context, commit Hash) (time.Time, error) {
+	var t time.Time
+	err := r.withGoGit(func(gg *gogit.Repository) error {
+		c, err := gg.CommitObject(plumbing.NewHash(string(commit)))
+		if err != nil {
+			return err
+		}
+		t = c.Committer.When
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read commit %s: %w", commit.Short(), err)
+	}
+	return t, nil
 }
 
 // TreeEdit sets or removes one path in a tree. A zero Hash removes it.
