@@ -33,10 +33,10 @@ type Evaluator struct {
 	// CachedOnly serves cached results and runs nothing: a rollout not in
 	// the cache comes back Errored "not in the rollout cache".
 	CachedOnly bool
-	Cache   *Cache
-	Config  string        // hash of everything besides tree and task that decides a result
-	WorkDir string        // parent of rollout workspaces; "" means the system temp dir
-	Meter   *budget.Meter // counts what fresh rollouts spend; may be nil
+	Cache      *Cache
+	Config     string        // hash of everything besides tree and task that decides a result
+	WorkDir    string        // parent of rollout workspaces; "" means the system temp dir
+	Meter      *budget.Meter // counts what fresh rollouts spend; may be nil
 
 	// Backoff is the wait before the first retry of a rollout that failed
 	// for infrastructure reasons (doubling after); 0 means DefaultBackoff.
