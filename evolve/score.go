@@ -41,6 +41,8 @@ type ScoreRequest struct {
 	Commit       git.Hash
 	Splits       []eval.Split
 	BaselineNone bool
+	// Limit, above 0, scores only the first Limit tasks of each split.
+	Limit int
 }
 
 // TaskScore is one task's outcome.
@@ -104,6 +106,9 @@ func Score(ctx context.Context, repo *git.Repo, lib *library.Library, req ScoreR
 	out := &Scores{Library: lib.Name, Commit: req.Commit, Tree: tree, Isolation: r.level}
 	for _, s := range req.Splits {
 		tasks := r.splits[s]
+		if req.Limit > 0 && len(tasks) > req.Limit {
+			tasks = tasks[:req.Limit]
+		}
 		recs, err := r.eval.RolloutAll(ctx, tree, tasks)
 		if err != nil {
 			return nil, err

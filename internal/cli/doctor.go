@@ -2,19 +2,23 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/evolve"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
 
 type doctorOptions struct {
 	library string
 	json    bool
+	try     bool // also run one rollout
 }
 
 func newDoctorCmd(e *env) *cobra.Command {
@@ -29,7 +33,11 @@ commands (a program not on PATH, a path in the repository written without {{repo
 its SKILL.md against the Agent Skills format; its evals (they load, keys no field reads,
 skill_name, how they split); the isolation level it will run under; the merge driver;
 and every chat-model endpoint a role uses (asked for its list of models). It exits 1
-when something would stop a run, and 0 when only warnings remain.`,
+when something would stop a run, and 0 when only warnings remain.
+
+--try also runs the agent once, on the first validation task, with the library as it is
+in HEAD (or dev once evolved), as a rollout of evolve would (isolated, cached), and says
+what came back: the one check that the run command really runs. It costs one rollout.`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.library = firstArg(args)
@@ -37,6 +45,7 @@ when something would stop a run, and 0 when only warnings remain.`,
 		},
 	}
 	c.Flags().BoolVar(&o.json, "json", false, "print the findings as JSON")
+	c.Flags().BoolVar(&o.try, "try", false, "also run the agent on one validation task (one rollout, cached)")
 	return c
 }
 
@@ -69,6 +78,9 @@ func runDoctor(ctx context.Context, e *env, o doctorOptions) error {
 	for _, lib := range libs {
 		names = append(names, lib.Name)
 		rep.Libraries[lib.Name] = doctorLibrary(ctx, repo, lib, &rep)
+		if o.try {
+			rep.Libraries[lib.Name] = append(rep.Libraries[lib.Name], tryRollout(ctx, e, repo, lib, &rep))
+		}
 	}
 	if o.json {
 		if err := writeJSON(e.stdout, rep); err != nil {
@@ -120,4 +132,42 @@ func level(ok bool) string {
 		return "ok"
 	}
 	return "problem"
+}
+
+// tryRollout runs the agent once, on the first validation task, and says
+// how it went.
+func tryRollout(ctx context.Context, e *env, repo *git.Repo, lib *library.Library, rep *doctorReport) docFinding {
+	problem := func(format string, args ...any) docFinding {
+		rep.Problems++
+		return docFinding{Level: "problem", Text: fmt.Sprintf(format, args...)}
+	}
+	rev := ledger.Refs{Library: lib.Name}.Dev()
+	commit, err := repo.ResolveRef(ctx, rev)
+	if errors.Is(err, git.ErrRefNotFound) {
+		rev = "HEAD"
+		commit, err = repo.ResolveRef(ctx, rev)
+	}
+	if err != nil {
+		return problem("the try rollout: %v", err)
+	}
+	s, err := evolve.Score(ctx, repo, lib, evolve.ScoreRequest{Commit: commit, Splits: []eval.Split{eval.Validation}, Limit: 1}, evolve.Options{Log: e.logger()})
+	switch {
+	case err != nil:
+		return problem("the try rollout: %v", err)
+	case len(s.Tasks) == 0:
+		return problem("the try rollout: the validation split has no task")
+	}
+	t := s.Tasks[0]
+	how := "ran"
+	if t.Cached {
+		how = "came from the cache"
+	}
+	switch {
+	case t.Errored != "":
+		return problem("the try rollout of task %q could not run: %s", t.Task, t.Errored)
+	case t.Reward == 0 && t.Output == "":
+		rep.Warnings++
+		return docFinding{Level: "warning", Text: fmt.Sprintf("the try rollout of task %q (%s) %s and answered nothing (reward 0): is the agent's answer on stdout or in DESCENT_OUTPUT_FILE?", t.Task, rev, how)}
+	}
+	return docFinding{Level: "ok", Text: fmt.Sprintf("the try rollout of task %q (%s) %s in %.1fs: reward %.2f, answer %q", t.Task, rev, how, t.Seconds, t.Reward, clipText(strings.Join(strings.Fields(t.Output), " "), 60))}
 }
