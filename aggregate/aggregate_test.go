@@ -467,6 +467,32 @@ func TestUndonePromotionStaysUndone(t *testing.T) {
 	}
 }
 
+// Two promotions in a row, both undone: stable is back at the start, and no
+// round promotes it from there to the dev the user took it away from.
+func TestTwoUndonePromotionsStayUndone(t *testing.T) {
+	f := newFixture(t, "rules:\n", "A", "B")
+	f.lib.PromoteAfter = 1
+	if res := f.round(f.propose("1", "rules:\nA\n", 0, 1)); res.Promotion == nil {
+		t.Fatal("not promoted to the first commit")
+	}
+	if res := f.round(f.propose("1", "rules:\nA\nB\n", 0, 1)); res.Promotion == nil || res.Promotion.From == f.start {
+		t.Fatalf("second promotion %+v, want one from the first commit", res.Promotion)
+	}
+	for range 2 {
+		if _, err := f.agg.Undo(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stable, _ := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/stable"); stable != f.start {
+		t.Fatalf("stable = %s after two undos, want the start", stable.Short())
+	}
+	for range 2 {
+		if res := f.round(); res.Promotion != nil {
+			t.Fatalf("a round promoted %s → %s after both promotions were undone", res.Promotion.From.Short(), res.Promotion.To.Short())
+		}
+	}
+}
+
 // The same change the gate rejected against a dev, proposed again against
 // that dev (by another worker, with another subject), is rejected without
 // a gate: not one rollout of it.
@@ -490,12 +516,14 @@ func TestRejectedChangeIsNotGatedAgain(t *testing.T) {
 	if n := len(f.scorer.rolled[cand]); n != rolled {
 		t.Fatalf("the repeated change was rolled out %d more times", n-rolled)
 	}
-	head, err := ledger.OpenJournal(f.repo, "s").Head(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(head.State.Refused) != 1 || head.State.Refused[0].Proposal != first.Proposal.Commit {
-		t.Fatalf("journal's refused changes: %+v, want the first proposal's alone", head.State.Refused)
+	// A cross-fitted gate judges each proposal on the tasks its own
+	// proposers did not see: a repeat is gated again.
+	f.agg.CrossFit = true
+	f.agg.refused = nil
+	f.round(f.propose("3", "rules:\nA\nPOISON\n", 0, 1))
+	res = f.round(f.propose("4", "rules:\nA\nPOISON\n", 0, 1))
+	if strings.Contains(res.Decisions[0].Reason, "not gated again") {
+		t.Fatalf("cross-fitted: %q, want it gated", res.Decisions[0].Reason)
 	}
 }
 

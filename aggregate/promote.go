@@ -37,7 +37,7 @@ func (a *Aggregator) promote(ctx context.Context, state *ledger.State, stable gi
 		return nil, nil
 	}
 	state.CleanRounds++
-	if state.CleanRounds < a.Library.PromoteAfter || stable == res.Dev || undone(state.Promotions, stable, res.Dev) {
+	if state.CleanRounds < a.Library.PromoteAfter || stable == res.Dev || undone(state.Promotions, res.Dev) {
 		return nil, nil
 	}
 	ok, err := a.Repo.IsAncestor(ctx, stable, res.Dev)
@@ -57,11 +57,12 @@ func (a *Aggregator) promote(ctx context.Context, state *ledger.State, stable gi
 	return p, nil
 }
 
-// undone reports whether the user undid a promotion from stable to dev:
-// a round does not make it again (git descent promote still can).
-func undone(ps []ledger.Promotion, stable, dev git.Hash) bool {
+// undone reports whether the user undid a promotion to dev: rounds do not
+// promote to that dev again, from wherever stable now is, until dev moves
+// on (git descent promote still can).
+func undone(ps []ledger.Promotion, dev git.Hash) bool {
 	for _, p := range ps {
-		if p.UndoneIn > 0 && p.From == stable && p.To == dev {
+		if p.UndoneIn > 0 && p.To == dev {
 			return true
 		}
 	}

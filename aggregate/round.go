@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"maps"
 	"sync"
 	"time"
 
@@ -153,7 +153,7 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 	for len(queue) > 0 {
 		batch := a.speculate(queue)
 		queue = queue[len(batch):]
-		evals := a.evaluateAll(ctx, res.Dev, batch, state.Commits, refusedSet(state.Refused))
+		evals := a.evaluateAll(ctx, res.Dev, batch, state.Commits, maps.Clone(a.refused))
 		var front []*fusion
 		var again []*Submission
 		for _, e := range evals {
@@ -211,7 +211,7 @@ type evaluation struct {
 	err      error
 	// refused is the earlier rejection of the very same change against
 	// this dev: the candidate is rejected again without a gate.
-	refused *ledger.Refused
+	refused *refusal
 }
 
 // rejectedAlone says whether the gate rejected a single proposal: a
@@ -229,7 +229,7 @@ func (e evaluation) accepted() bool {
 // evaluateAll evaluates candidates on dev in parallel (each gate's rollouts
 // share the evaluator's limit with everything else) and returns the
 // evaluations in the candidates' order.
-func (a *Aggregator) evaluateAll(ctx context.Context, dev git.Hash, cs []*fusion, commits int, refused map[refusedKey]ledger.Refused) []evaluation {
+func (a *Aggregator) evaluateAll(ctx context.Context, dev git.Hash, cs []*fusion, commits int, refused map[refusedKey]refusal) []evaluation {
 	out := make([]evaluation, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {
@@ -246,28 +246,33 @@ func (a *Aggregator) evaluateAll(ctx context.Context, dev git.Hash, cs []*fusion
 // refusedKey is a change against a dev: the candidate's tree on it.
 type refusedKey struct{ dev, tree git.Hash }
 
-// refusedSet indexes the changes the gate rejected, for evaluate to read
-// while apply may add to the state's list.
-func refusedSet(rs []ledger.Refused) map[refusedKey]ledger.Refused {
-	m := make(map[refusedKey]ledger.Refused, len(rs))
-	for _, r := range rs {
-		m[refusedKey{r.Dev, r.Tree}] = r
-	}
-	return m
+// refusal is the rejection a refusedKey recalls.
+type refusal struct {
+	proposal git.Hash
+	round    int
 }
 
-// refuse remembers a change the gate rejected alone against dev.
-func refuse(state *ledger.State, r ledger.Refused) {
-	state.Refused = append(slices.Clone(state.Refused), r)
-	if n := len(state.Refused); n > ledger.MaxRefused {
-		state.Refused = state.Refused[n-ledger.MaxRefused:]
+// refuse remembers a change the gate rejected alone against dev, so that
+// the same change proposed again on that dev (by another worker, in other
+// words) is rejected without a gate: the same tasks, the same cached
+// rollouts, the same verdict. Not a verdict that rested on rollouts that
+// could not run (an outage is not the change's fault), nor one judged
+// cross-fitted (another proposer's minibatch leaves other tasks out). The
+// memory lasts the run: a later run may have changed the agent or the gate.
+func (a *Aggregator) refuse(dev, tree git.Hash, g *ledger.Gate, proposal git.Hash, round int) {
+	if g.Errored > 0 || a.CrossFit {
+		return
 	}
+	if a.refused == nil {
+		a.refused = map[refusedKey]refusal{}
+	}
+	a.refused[refusedKey{dev, tree}] = refusal{proposal: proposal, round: round}
 }
 
 // evaluate merges c's members onto dev (reusing c when it was built on
 // it), runs the oracle when they touch L1 files, and gates the result. It
 // decides nothing: apply does, in the candidates' order.
-func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, commits int, refused map[refusedKey]ledger.Refused) evaluation {
+func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, commits int, refused map[refusedKey]refusal) evaluation {
 	e := evaluation{queued: c, dev: dev, f: c, v: Verdict{Members: c.members}}
 	if c.dev != dev {
 		e.f, e.err = a.build(ctx, dev, c.members)
@@ -338,7 +343,7 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 	case e.refused != nil:
 		r := e.refused
 		for _, m := range members {
-			d.add(d.decision(m, ledger.Rejected, fmt.Sprintf("the same change was rejected against dev %s in round %d (proposal %s): not gated again", e.dev.Short(), r.Round, r.Proposal.Short())))
+			d.add(d.decision(m, ledger.Rejected, fmt.Sprintf("the same change was rejected against dev %s in round %d (proposal %s): not gated again", e.dev.Short(), r.round, r.proposal.Short())))
 		}
 		return nil, nil
 	case v.Gate == nil:
@@ -361,7 +366,7 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 		return nil, err
 	}
 	if !v.Gate.Accept && len(members) == 1 && !accept.Promising(v.Gate) {
-		refuse(state, ledger.Refused{Dev: e.dev, Tree: f.tree, Proposal: members[0].Proposal.Commit, Round: d.round})
+		a.refuse(e.dev, f.tree, v.Gate, members[0].Proposal.Commit, d.round)
 	}
 	if !v.Merge.IsZero() {
 		res.Dev = v.Merge

@@ -169,7 +169,7 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 	if sum != nil {
 		r.event(Event{Kind: "stop", Reason: stopReason(sum, err)})
 	}
-	if err != nil && !errors.Is(err, context.Canceled) && r.roundNo == 0 && (sum == nil || sum.Rounds == 0) {
+	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil && r.roundNo == 0 && (sum == nil || sum.Rounds == 0) {
 		r.unstart() // a failure, not an interrupt: that one resumes
 	}
 	if sum != nil {

@@ -37,26 +37,11 @@ type State struct {
 	// Promising holds proposals whose evidence was positive but not yet
 	// enough, waiting to be pooled with later ones (or to expire).
 	Promising []Pending `json:"promising,omitempty"`
-	// Refused holds the latest changes the gate rejected alone, each
-	// against the dev it was gated on, so that the same change proposed
-	// again against that dev is rejected without being gated again.
-	Refused []Refused `json:"refused,omitempty"`
 	// Noise is the latest estimate of how reproducible the agent is.
 	Noise *Noise `json:"noise,omitempty"`
 	// Heads is where this record left dev and stable (Record sets it).
 	Heads Heads `json:"heads"`
 }
-
-// Refused is a change the gate rejected: the candidate's tree against dev.
-type Refused struct {
-	Dev      git.Hash `json:"dev"`
-	Tree     git.Hash `json:"tree"` // the candidate's tree, dev with the change merged
-	Proposal git.Hash `json:"proposal"`
-	Round    int      `json:"round"`
-}
-
-// MaxRefused is how many rejected changes State.Refused keeps, newest last.
-const MaxRefused = 128
 
 // Pending is a promising proposal waiting to be pooled.
 type Pending struct {

@@ -119,8 +119,14 @@ func installLibrary(ctx context.Context, e *env, repo *git.Repo, lib *library.Li
 	if err != nil {
 		return err
 	}
-	if top, err := filepath.Abs(repo.Top()); err == nil && (dest == top || strings.HasPrefix(dest, top+string(filepath.Separator))) {
+	if inside(dest, repo.Top()) {
 		return fmt.Errorf("--to %s is inside the repository: adopt without --to merges into your branch", to)
+	}
+	if fi, err := os.Stat(dest); err == nil {
+		_, serr := os.Stat(filepath.Join(dest, library.SkillFile))
+		if entries, _ := os.ReadDir(dest); !fi.IsDir() || len(entries) > 0 && serr != nil {
+			return fmt.Errorf("--to %s is not a skill's directory (it has no %s), and adopt would move it aside whole: give the skill's own directory, e.g. %s", to, library.SkillFile, filepath.Join(dest, skill))
+		}
 	}
 	tree, err := repo.TreeOf(ctx, rev, lib.Path)
 	if err != nil {
@@ -166,6 +172,27 @@ func installLibrary(ctx context.Context, e *env, repo *git.Repo, lib *library.Li
 		fmt.Fprintf(e.stdout, "the version that was there is at %s\n", backup)
 	}
 	return nil
+}
+
+// inside reports whether path, once its existing part's symlinks are
+// resolved, is top or under it.
+func inside(path, top string) bool {
+	real := func(p string) string {
+		p = filepath.Clean(p)
+		rest := ""
+		for {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				return filepath.Join(r, rest)
+			}
+			parent := filepath.Dir(p)
+			if parent == p {
+				return filepath.Join(p, rest)
+			}
+			rest, p = filepath.Join(filepath.Base(p), rest), parent
+		}
+	}
+	t, d := real(top), real(path)
+	return d == t || strings.HasPrefix(d, t+string(filepath.Separator))
 }
 
 // clipList keeps the first n items, saying how many more there were.

@@ -58,7 +58,7 @@ func checkCommand(key, tmpl, top, libPath string) (warnings []string, err error)
 			case err == nil && isProgram && fi.Mode()&0o111 == 0:
 				return nil, fmt.Errorf("%s: %s is not executable: chmod +x %s, or start the command with its interpreter", key, w, w)
 			}
-		case repoRelative(w, top, libPath):
+		case key != "score-command" && repoRelative(w, top, libPath): // the scorer runs at the root
 			return nil, fmt.Errorf("%s: %q is a path in the repository, but agents and proposers run in a workspace outside it, where it is not found: write %s/%s",
 				key, w, library.RepoPlaceholder, w)
 		case isProgram && !strings.Contains(w, "/"):
