@@ -67,12 +67,12 @@ type Aggregator struct {
 	// validation splits together), instead of on all of Validation.
 	CrossFit bool
 
-	obs      *observations
-	decided  map[git.Hash]bool // proposals the journal holds a decision on; nil until a round loads it
+	obs     *observations
+	decided map[git.Hash]bool // proposals the journal holds a decision on; nil until a round loads it
 	// refused holds the changes the gate rejected alone in this run, each
 	// against the dev it was gated on (see refuse); only rounds, one at a
 	// time, write it.
-	refused map[refusedKey]refusal
+	refused  map[refusedKey]refusal
 	refs     ledger.Refs
 	journal  *ledger.Journal
 	recorded struct {
