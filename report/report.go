@@ -162,9 +162,10 @@ func stats(r *Run) []string {
 		}
 		maxEta = max(maxEta, d.Staleness)
 	}
-	out = append(out, fmt.Sprintf("Staleness: %s decisions were on a dev that had changed their files since their base (at most %d times); %d were rebased onto the current dev and re-checked.", fmtShare(stale, n), maxEta, rebased))
+	out = append(out, fmt.Sprintf("Staleness: %s decisions were on a dev that had changed their files since their base (%s at most); %s rebased onto the current dev and re-checked.",
+		fmtShare(stale, n), count(maxEta, "time", "times"), count(rebased, "was", "were")))
 	f := r.Fusion
-	out = append(out, fmt.Sprintf("Fusion: %d fusions of compatible proposals went to the gate; %d proposals duplicated another.", f.Fused, f.NothingToFuse))
+	out = append(out, fmt.Sprintf("Fusion: %s of compatible proposals went to the gate; %s duplicated another.", count(f.Fused, "fusion", "fusions"), count(f.NothingToFuse, "proposal", "proposals")))
 	if f.Contested > 0 {
 		out = append(out, fmt.Sprintf("Fusion tournament: %d fusions ranked against their best single member: fused won %d, single won %d, %d ties; mean gain %+.3f.", f.Contested, f.FusedWins, f.SingleWins, f.Ties, f.GainSum/float64(f.Contested)))
 	}
@@ -282,3 +283,11 @@ document.body.setAttribute("data-ready", "yes");
 </body>
 </html>
 `
+
+// count is "1 fusion" or "3 fusions"; with a verb, "1 was" or "3 were".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
