@@ -63,10 +63,7 @@ func runAdopt(ctx context.Context, e *env, o adoptOptions) error {
 	if name == "" {
 		name = ledger.Short(refs.Stable())
 	}
-	rev, err := repo.ResolveRef(ctx, name+"^{commit}")
-	if errors.Is(err, git.ErrRefNotFound) {
-		return fmt.Errorf("%q names no commit", name)
-	}
+	rev, err := resolveCommit(ctx, repo, name)
 	if err != nil {
 		return err
 	}

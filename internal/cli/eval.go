@@ -90,10 +90,7 @@ func runEval(ctx context.Context, e *env, o evalOptions) error {
 			rev = "HEAD"
 		}
 	}
-	commit, err := repo.ResolveRef(ctx, rev+"^{commit}")
-	if errors.Is(err, git.ErrRefNotFound) {
-		return fmt.Errorf("%q names no commit", rev)
-	}
+	commit, err := resolveCommit(ctx, repo, rev)
 	if err != nil {
 		return err
 	}

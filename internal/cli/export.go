@@ -136,10 +136,7 @@ func runExport(ctx context.Context, e *env, o exportOptions) error {
 	if name == "" {
 		name = ledger.Short(ledger.Refs{Library: lib.Name}.Stable())
 	}
-	commit, err := repo.ResolveRef(ctx, name+"^{commit}")
-	if errors.Is(err, git.ErrRefNotFound) {
-		return fmt.Errorf("%q names no commit", name)
-	}
+	commit, err := resolveCommit(ctx, repo, name)
 	if err != nil {
 		return err
 	}

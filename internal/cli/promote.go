@@ -171,10 +171,7 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 	if err != nil {
 		return err
 	}
-	rev, err := repo.ResolveRef(ctx, o.rev+"^{commit}")
-	if errors.Is(err, git.ErrRefNotFound) {
-		return fmt.Errorf("%q names no commit", o.rev)
-	}
+	rev, err := resolveCommit(ctx, repo, o.rev)
 	if err != nil {
 		return err
 	}

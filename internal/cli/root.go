@@ -205,3 +205,13 @@ func firstArg(args []string) string {
 	}
 	return args[0]
 }
+
+// resolveCommit names the commit a revision given on the command line
+// names, or says it names none.
+func resolveCommit(ctx context.Context, repo *git.Repo, rev string) (git.Hash, error) {
+	h, err := repo.ResolveRef(ctx, rev+"^{commit}")
+	if errors.Is(err, git.ErrRefNotFound) {
+		return "", fmt.Errorf("%q names no commit", rev)
+	}
+	return h, err
+}
