@@ -168,3 +168,34 @@ func taskRef(t Task) string {
 	}
 	return fmt.Sprintf("task %q (%s)", t.ID, t.Source)
 }
+
+// CheckTasks reports, before any rollout, the tasks the scorer spec can
+// never score: those whose expected_output contains and regex need but
+// that have none, and regexes that do not compile. The error names them
+// (up to five) and the fix.
+func CheckTasks(spec string, tasks []Task) error {
+	parts, err := ParseSpec(spec)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if p.Kind != "contains" && p.Kind != "regex" {
+			continue
+		}
+		var bad []string
+		for _, t := range tasks {
+			if _, err := regexp.Compile(t.Expected); strings.TrimSpace(t.Expected) == "" || p.Kind == "regex" && err != nil {
+				bad = append(bad, taskRef(t))
+			}
+		}
+		if len(bad) > 0 {
+			more := ""
+			if len(bad) > 5 {
+				bad, more = bad[:5], fmt.Sprintf(" and %d more", len(bad)-5)
+			}
+			return fmt.Errorf("the %s scorer needs each task's expected_output, and %s%s %s: give them one (a key named otherwise, such as \"expected\", is not read)",
+				p.Kind, strings.Join(bad, ", "), more, map[bool]string{true: "has none or an invalid one", false: "have none or an invalid one"}[len(bad) == 1 && more == ""])
+		}
+	}
+	return nil
+}

@@ -38,6 +38,9 @@ func Check(ctx context.Context, repo *git.Repo, lib *library.Library) []Finding 
 		n := len(splits[eval.Train]) + len(splits[eval.Validation]) + len(splits[eval.Test])
 		out[len(out)-1].Text = fmt.Sprintf("evals: %d tasks in %s: %d train, %d validation, %d test", n, lib.RepoPath(lib.Evals),
 			len(splits[eval.Train]), len(splits[eval.Validation]), len(splits[eval.Test]))
+		if err := eval.CheckTasks(lib.Scorer, slices.Concat(splits[eval.Train], splits[eval.Validation], splits[eval.Test])); err != nil {
+			add(err, "")
+		}
 	}
 	_, why, err := sandbox.Resolve(lib.Isolation)
 	add(err, why)

@@ -79,6 +79,10 @@ type Options struct {
 	// StatusEvery (default one second) while it runs, from one goroutine.
 	OnStatus    func(Status)
 	StatusEvery time.Duration
+	// OnWatch, when set, receives once, as the run starts, a function that
+	// takes a Status snapshot whenever it is called (from any goroutine),
+	// for a display that redraws when it is written to.
+	OnWatch func(status func() Status)
 	// OnEvent, when set, receives the run's events (Event) as they happen,
 	// from the run's goroutine: its start, the baseline, every decided
 	// round, the stop.
@@ -119,7 +123,8 @@ type Summary struct {
 	// Validation is how candidates were judged: "split" or "cross"
 	// (cross-fitted over the train and validation splits).
 	Validation string        `json:"validation"`
-	Isolation  string        `json:"isolation"`       // the level agents, proposers and the oracle ran under: bwrap or none
+	Isolation  string        `json:"isolation"`
+	Resumed    bool          `json:"resumed"`         // dev existed: Start is where this run found it, not where the library began       // the level agents, proposers and the oracle ran under: bwrap or none
 	Noise      *ledger.Noise `json:"noise,omitempty"` // how reproducible the agent was
 	// History is dev's validation score after each round, with the time.
 	History  []Point `json:"history"`
@@ -163,6 +168,9 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 	}
 	r.start = start
 	defer r.close()
+	if r.opts.OnWatch != nil {
+		r.opts.OnWatch(r.status)
+	}
 	stopWatch := r.watch(ctx)
 	sum, err := r.run(ctx)
 	stopWatch()

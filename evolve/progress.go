@@ -107,6 +107,9 @@ func (r *runner) status() Status {
 	st.Doing, _ = r.prog.doing.Load().(string)
 	for _, w := range r.workers {
 		d, _ := w.doing.Load().(string)
+		if d == "" {
+			d = "starting"
+		}
 		st.Workers = append(st.Workers, WorkerStatus{Worker: "w" + w.id, Doing: d})
 	}
 	if r.eval != nil {

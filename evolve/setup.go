@@ -93,6 +93,9 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 	if r.splits, err = loadSplits(r.repo, r.lib); err != nil {
 		return err
 	}
+	if err := eval.CheckTasks(r.lib.Scorer, slices.Concat(r.splits[eval.Train], r.splits[eval.Validation], r.splits[eval.Test])); err != nil {
+		return fmt.Errorf("library %q: %w", r.lib.Name, err)
+	}
 	dev, err := r.ensureRefs(ctx, head)
 	if err != nil {
 		return err
@@ -108,7 +111,7 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 	if r.resumed {
 		fmt.Fprintf(r.opts.Out, "resuming from %s at %s, after round %d\n", ledger.Short(r.refs.Dev()), dev.Short(), r.roundNo)
 	}
-	r.summary = &Summary{Library: r.lib.Name, Start: dev, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}, Validation: library.ValidationSplit, History: []Point{}}
+	r.summary = &Summary{Library: r.lib.Name, Start: dev, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}, Validation: library.ValidationSplit, History: []Point{}, Resumed: r.resumed}
 	if r.crossFit() {
 		r.summary.Validation = library.ValidationCross
 	}

@@ -88,7 +88,38 @@ func Find(ctx context.Context, repo *git.Repo, arg string) (*Library, error) {
 			return l, nil
 		}
 	}
+	for _, l := range libs {
+		if near(arg, l.Name) || near(clean, l.Path) {
+			return nil, fmt.Errorf("library %q: %w in %s; did you mean %q (%s)?", arg, ErrNotConfigured, FileName, l.Name, l.Path)
+		}
+	}
 	return nil, fmt.Errorf("library %q: %w in %s (run `git descent init %s` first)", arg, ErrNotConfigured, FileName, arg)
+}
+
+// near reports whether a is within two edits (insertions, deletions,
+// substitutions) of b: a mistyped name.
+func near(a, b string) bool {
+	x, y := []rune(a), []rune(b)
+	if d := len(x) - len(y); d > 2 || d < -2 {
+		return false
+	}
+	prev := make([]int, len(y)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		cur := make([]int, len(y)+1)
+		cur[0] = i
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(y)] <= 2
 }
 
 // splitKey splits "library.<name>.<key>"; the name may contain dots.

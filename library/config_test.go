@@ -269,3 +269,14 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+func TestNear(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{{"greter", "greeter", true}, {"greeter", "greeter", true}, {"gretr", "greeter", true}, {"pdf", "greeter", false}, {"skills/greter", "skills/greeter", true}} {
+		if got := near(c.a, c.b); got != c.want {
+			t.Errorf("near(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}

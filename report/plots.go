@@ -48,6 +48,26 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
+// wholeTicks marks an axis of counts (rounds) at whole numbers only.
+var wholeTicks = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+	step := max(1, int((hi-lo)/8+0.5))
+	var ts []plot.Tick
+	for v := int(lo); float64(v) <= hi; v++ {
+		t := plot.Tick{Value: float64(v)}
+		if (v-int(lo))%step == 0 {
+			t.Label = fmt.Sprint(v)
+		}
+		ts = append(ts, t)
+	}
+	return ts
+})
+
+// roomForLegend widens the x axis on the right, so that a legend in the
+// top right corner covers no data.
+func roomForLegend(p *plot.Plot) {
+	p.X.Max += (p.X.Max - p.X.Min) * 0.35
+}
+
 func line(p *plot.Plot, name string, xys plotter.XYs, c color.Color, dashed bool) error {
 	if len(xys) == 0 {
 		return nil
@@ -85,7 +105,7 @@ func marks(p *plot.Plot, name string, xys plotter.XYs, c color.Color, shape draw
 // scorePlot: dev's and stable's validation after each round, promotions
 // marked, test scores where they were measured.
 func scorePlot(r *Run) (string, error) {
-	p := newPlot("Validation and test over rounds", "round", "mean reward")
+	p := newPlot("Validation and test over rounds", "round (0: the start)", "mean reward")
 	p.Y.Min, p.Y.Max = 0, 1.05
 	var dev, stable, promo, test plotter.XYs
 	for _, pt := range r.Rounds {
@@ -98,8 +118,10 @@ func scorePlot(r *Run) (string, error) {
 			test = append(test, plotter.XY{X: float64(pm.Round), Y: *pm.DevTest})
 		}
 	}
-	if r.StartTest != nil {
-		test = append(plotter.XYs{{X: 0, Y: *r.StartTest}}, test...)
+	if r.Lift != nil && len(r.Rounds) > 0 {
+		// The test split as the report read it from the cache: the start,
+		// and stable as it is now.
+		test = append(test, plotter.XY{X: 0, Y: r.Lift.Start}, plotter.XY{X: float64(r.Rounds[len(r.Rounds)-1].Round), Y: r.Lift.After})
 	}
 	for _, err := range []error{
 		line(p, "dev (validation)", dev, blue, false),
@@ -111,6 +133,8 @@ func scorePlot(r *Run) (string, error) {
 			return "", err
 		}
 	}
+	p.X.Tick.Marker = wholeTicks
+	roomForLegend(p)
 	return svg(p, 7*vg.Inch, 3.2*vg.Inch)
 }
 
@@ -166,6 +190,8 @@ func outcomePlot(r *Run) (string, error) {
 		p.Legend.Add(k.name, b)
 		below = b
 	}
+	p.X.Tick.Marker = wholeTicks
+	roomForLegend(p)
 	return svg(p, 7*vg.Inch, 3*vg.Inch)
 }
 
@@ -248,6 +274,7 @@ func timelinePlot(r *Run) (string, error) {
 		}
 	}
 	p.NominalY(names...)
+	roomForLegend(p)
 	return svg(p, 7*vg.Inch, vg.Length(1.2+0.35*float64(len(names)))*vg.Inch)
 }
 

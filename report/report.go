@@ -85,6 +85,20 @@ func (r *Run) FromHistory(history []ledger.Record, ds []ledger.Decision) {
 			r.Rounds[len(r.Rounds)-1] = RoundPoint{Round: st.Round, Dev: st.DevScore, Stable: st.StableScore}
 		}
 	}
+	// Round 0 is the start: the first round measured the start as stable
+	// (dev's baseline is the same version, on the same tasks).
+	if len(r.Rounds) > 0 && len(history) > 0 {
+		first := r.Rounds[0].Round
+		var last *ledger.State // the first round's own record, its last
+		for i := range history {
+			if history[i].State.Round == first {
+				last = &history[i].State
+			}
+		}
+		if last != nil && last.Stable == history[0].State.Heads.Dev {
+			r.Rounds = append([]RoundPoint{{Round: 0, Dev: last.StableScore, Stable: last.StableScore}}, r.Rounds...)
+		}
+	}
 	if n := len(history); n > 0 {
 		st := history[n-1].State
 		r.Promotions, r.StartTest, r.Fusion, r.Rollbacks, r.Syncs = st.Promotions, st.StartTest, st.Fusion, st.Rollbacks, st.Syncs

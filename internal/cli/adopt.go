@@ -145,6 +145,10 @@ func installLibrary(ctx context.Context, e *env, repo *git.Repo, lib *library.Li
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
+	if same, _ := sameTree(tmp, dest); same {
+		fmt.Fprintf(e.stdout, "nothing to do: %s already holds %s (%s)\n", dest, name, rev.Short())
+		return nil
+	}
 	backup := ""
 	if _, err := os.Lstat(dest); err == nil {
 		dir := filepath.Dir(dest) + "-backup"
@@ -190,6 +194,45 @@ func inside(path, top string) bool {
 	}
 	t, d := real(top), real(path)
 	return d == t || strings.HasPrefix(d, t+string(filepath.Separator))
+}
+
+// sameTree reports whether directories a and b hold the same files with
+// the same contents and executable bits.
+func sameTree(a, b string) (bool, error) {
+	read := func(root string) (map[string]string, error) {
+		files := map[string]string{}
+		err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			files[rel] = fmt.Sprintf("%o:%s", info.Mode()&0o111, data)
+			return nil
+		})
+		return files, err
+	}
+	x, err := read(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := read(b)
+	if err != nil || len(x) != len(y) {
+		return false, err
+	}
+	for k, v := range x {
+		if y[k] != v {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // clipList keeps the first n items, saying how many more there were.

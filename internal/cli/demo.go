@@ -101,6 +101,7 @@ func runDemo(ctx context.Context, e *env, o demoOptions) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(out)
 	printSummary(out, lib, sum)
 	fmt.Fprintf(out, "\n(run those in %s: cd %s)\n", dir, dir)
 	return nil

@@ -157,9 +157,17 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 	if err != nil {
 		return err
 	}
-	if events != nil {
+	switch {
+	case events != nil:
 		events.summary(sum)
-	} else {
+		if !o.quiet {
+			fmt.Fprintln(e.stderr)
+			printSummary(e.stderr, lib, sum) // the people's lines, with the rest
+		}
+	default:
+		if !o.quiet {
+			fmt.Fprintln(e.stdout) // after the run's lines
+		}
 		printSummary(e.stdout, lib, sum)
 	}
 	return allFailed(lib, sum)
@@ -188,7 +196,7 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 	if s.Validation == library.ValidationCross {
 		val = fmt.Sprintf("on %d train and validation tasks, cross-fitted", s.Tasks["validation"]+s.Tasks["train"])
 	}
-	fmt.Fprintf(w, "\ndone in %s (%s): validation %.2f → %.2f %s\n",
+	fmt.Fprintf(w, "done in %s (%s): validation %.2f → %.2f %s\n",
 		(time.Duration(s.Seconds * float64(time.Second))).Round(100*time.Millisecond), s.Stop, s.Baseline, s.Final, val)
 	fmt.Fprintf(w, "  %s, %s, %s, %s; %s\n", plural(s.Rounds, "round"), plural(s.Proposals, "proposal"), plural(s.Merges, "dev commit"), plural(s.Promotions, "promotion"), outcomeList(s.Outcomes))
 	fmt.Fprintf(w, "  rollouts: %d run, %d from cache", s.Rollouts, s.CacheHits)
@@ -207,9 +215,13 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 	}
 	switch {
 	case s.TestScored:
-		fmt.Fprintf(w, "  test split (sealed, never used to decide), %d tasks: start %.2f, dev %.2f, stable %.2f\n", s.Tasks["test"], s.TestStart, s.TestFinal, s.TestStable)
+		start := "start"
+		if s.Resumed {
+			start = "this run's start" // git descent report has the lift since the library began
+		}
+		fmt.Fprintf(w, "  test split (sealed, never used to decide), %d tasks: %s %.2f, dev %.2f, stable %.2f\n", s.Tasks["test"], start, s.TestStart, s.TestFinal, s.TestStable)
 		if l := s.LiftStart; l != nil {
-			fmt.Fprintf(w, "    lift over the start: %+.2f (95%% interval %+.2f to %+.2f)\n", l.Mean, l.Lo, l.Hi)
+			fmt.Fprintf(w, "    lift over %s: %+.2f (95%% interval %+.2f to %+.2f)\n", map[bool]string{true: "this run's start", false: "the start"}[s.Resumed], l.Mean, l.Lo, l.Hi)
 		}
 		if s.TestNone != nil {
 			fmt.Fprintf(w, "    without the library: %.2f", *s.TestNone)

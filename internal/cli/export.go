@@ -193,7 +193,10 @@ func runExport(ctx context.Context, e *env, o exportOptions) error {
 
 // executor names the agent for the metadata.
 func executor(run, model string) string {
-	if model != "" && (run == "openai" || run == "claude" || run == "codex") {
+	switch {
+	case run != "openai" && run != "claude" && run != "codex":
+		return "command (library run)"
+	case model != "":
 		return run + " " + model
 	}
 	return run

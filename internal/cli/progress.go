@@ -43,7 +43,7 @@ func (e *env) display(o *evolve.Options, asJSON, quiet bool, every time.Duration
 		o.Out = io.Discard
 	case e.terminal != nil && e.terminal(e.stdout) && os.Getenv("TERM") != "dumb":
 		l := newLive(e.stdout)
-		o.Out, o.OnStatus, o.StatusEvery, done = l, l.status, 500*time.Millisecond, l.close
+		o.Out, o.OnStatus, o.StatusEvery, o.OnWatch, done = l, l.status, 500*time.Millisecond, l.watch, l.close
 	default:
 		periodic(func(s evolve.Status) { fmt.Fprintln(e.stdout, statusLine(s)) }, 30*time.Second)
 	}
@@ -60,6 +60,14 @@ type live struct {
 	shown   int  // lines of the block on the screen
 	partial bool // the output's last line is not finished: draw nothing under it
 	last    *evolve.Status
+	get     func() evolve.Status // a fresh snapshot, once the run gives one
+}
+
+// watch keeps get, so that every redraw shows the run as it is now.
+func (l *live) watch(get func() evolve.Status) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.get = get
 }
 
 func newLive(w io.Writer) *live {
@@ -100,7 +108,7 @@ func (l *live) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.clear()
-	l.last = nil
+	l.last, l.get = nil, nil
 }
 
 func (l *live) clear() {
@@ -110,7 +118,14 @@ func (l *live) clear() {
 }
 
 func (l *live) draw() {
-	if l.last == nil || l.partial {
+	if l.partial {
+		return
+	}
+	if l.get != nil {
+		s := l.get()
+		l.last = &s
+	}
+	if l.last == nil {
 		return
 	}
 	lines := statusLines(*l.last, l.width())
@@ -217,7 +232,8 @@ func (j *jsonEvents) status(s evolve.Status) {
 
 func (j *jsonEvents) summary(s *evolve.Summary) {
 	j.write(struct {
-		Event string `json:"event"`
+		Event string    `json:"event"`
+		Time  time.Time `json:"time"`
 		*evolve.Summary
-	}{"summary", s})
+	}{"summary", time.Now().UTC(), s})
 }

@@ -165,7 +165,7 @@ func printDecision(w io.Writer, d ledger.Decision) {
 		}
 		fmt.Fprintf(w, "  fused with %s\n", strings.Join(hs, ", "))
 	}
-	if !d.Merge.IsZero() {
+	if !d.Merge.IsZero() && !strings.Contains(d.Reason, d.Merge.Short()) {
 		fmt.Fprintf(w, "  merged as %s\n", d.Merge.Short())
 	}
 	switch {

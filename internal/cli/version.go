@@ -47,8 +47,9 @@ func versionLine() string {
 		}
 	}
 	line := "git-descent " + version
-	if len(detail) > 0 {
-		line += " (" + strings.Join(detail, ", ") + ")"
+	if len(detail) == 0 {
+		detail = []string{"commit unknown: built without VCS stamping"}
 	}
+	line += " (" + strings.Join(detail, ", ") + ")"
 	return line + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 }
