@@ -181,6 +181,7 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 		r.unstart() // a failure, not an interrupt: that one resumes
 	}
 	if sum != nil {
+		sum.History = r.prog.points()
 		sum.Seconds = time.Since(start).Seconds()
 		st := r.eval.Stats()
 		sum.Rollouts, sum.CacheHits, sum.Hedges = st.Rollouts, st.Hits, st.Hedges
@@ -412,9 +413,7 @@ func (r *runner) account(res *aggregate.RoundResult) {
 	}
 	s.Final, s.StableVal = res.DevScore, res.Stable
 	s.Noise = r.agg.Noise()
-	pt := Point{Seconds: time.Since(r.start).Seconds(), Round: res.Round, Dev: res.Dev, Score: res.DevScore}
-	s.History = append(s.History, pt)
-	r.prog.point(pt)
+	r.prog.point(Point{Seconds: time.Since(r.start).Seconds(), Round: res.Round, Dev: res.Dev, Score: res.DevScore})
 }
 
 // stopReason names why a run ended, for the stop event: the summary's

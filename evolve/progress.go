@@ -98,6 +98,13 @@ func (p *progress) point(pt Point) {
 	p.history = append(p.history, pt)
 }
 
+// points is a copy of dev's points so far, never nil.
+func (p *progress) points() []Point {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Point{}, p.history...)
+}
+
 // status takes the snapshot.
 func (r *runner) status() Status {
 	st := Status{Elapsed: time.Since(r.start).Seconds(), Round: int(r.roundsDone.Load())}
@@ -116,9 +123,7 @@ func (r *runner) status() Status {
 		es := r.eval.Stats()
 		st.Rollouts = RolloutStatus{Run: es.Rollouts, Cached: es.Hits, Running: es.Running, Waiting: es.Waiting, Errored: es.Errored, Slots: r.opts.Jobs}
 	}
-	r.prog.mu.Lock()
-	st.Validation = append([]Point(nil), r.prog.history...)
-	r.prog.mu.Unlock()
+	st.Validation = r.prog.points()
 	st.Tokens, st.Cost = r.meter.Total()
 	return st
 }

@@ -50,9 +50,7 @@ func (r *runner) baseline(ctx context.Context) error {
 	}
 	s.Baseline = rollout.Mean(recs)
 	s.Final = s.Baseline
-	pt := Point{Seconds: time.Since(r.start).Seconds(), Dev: s.Start, Score: s.Baseline}
-	s.History = append(s.History, pt)
-	r.prog.point(pt)
+	r.prog.point(Point{Seconds: time.Since(r.start).Seconds(), Dev: s.Start, Score: s.Baseline})
 	fmt.Fprintf(out, "baseline: dev %s scores %.2f on validation\n", s.Start.Short(), s.Baseline)
 	r.event(Event{Kind: "baseline", Dev: s.Start, Validation: ptr(s.Baseline)})
 	r.prog.set("measuring how reproducible the agent is")

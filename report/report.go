@@ -28,7 +28,6 @@ type Run struct {
 	StableScore   float64
 	Rounds        []RoundPoint // dev's and stable's validation after each round
 	Promotions    []ledger.Promotion
-	StartTest     *float64
 	Decisions     []ledger.Decision
 	Diffs         map[git.Hash]string // each proposal's diff against its base, the library only
 	FinalDiff     string              // the start → stable, the library only
@@ -101,7 +100,7 @@ func (r *Run) FromHistory(history []ledger.Record, ds []ledger.Decision) {
 	}
 	if n := len(history); n > 0 {
 		st := history[n-1].State
-		r.Promotions, r.StartTest, r.Fusion, r.Rollbacks, r.Syncs = st.Promotions, st.StartTest, st.Fusion, st.Rollbacks, st.Syncs
+		r.Promotions, r.Fusion, r.Rollbacks, r.Syncs = st.Promotions, st.Fusion, st.Rollbacks, st.Syncs
 		r.DevScore, r.StableScore = st.DevScore, st.StableScore
 	}
 	var t0 time.Time

@@ -250,7 +250,7 @@ func namedFiles(command string) []string {
 func needs(template string, env []string) []string {
 	var paths []string
 	if prog := program(template); prog != "" {
-		if path, err := lookPath(prog, env); err == nil {
+		if path, err := LookPath(prog, env); err == nil {
 			paths = append(paths, path)
 			if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
 				paths = append(paths, filepath.Dir(real))
@@ -289,8 +289,8 @@ func program(command string) string {
 	return ""
 }
 
-// lookPath finds prog on the PATH of env.
-func lookPath(prog string, env []string) (string, error) {
+// LookPath finds prog on the PATH of env: an executable regular file.
+func LookPath(prog string, env []string) (string, error) {
 	if strings.Contains(prog, "/") {
 		if filepath.IsAbs(prog) {
 			return prog, nil

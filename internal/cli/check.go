@@ -11,6 +11,7 @@ import (
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // checkCommand reads a run, proposer, oracle or score-command template as
@@ -87,16 +88,8 @@ func repoRelative(w, top, libPath string) bool {
 // onPath reports whether prog is found on the PATH the library's processes
 // get: git-descent's own directory first, then the caller's PATH.
 func onPath(prog string) bool {
-	dirs := filepath.SplitList(os.Getenv("PATH"))
-	if p := git.ExecutablePath(); p != "" {
-		dirs = filepath.SplitList(p)
-	}
-	for _, d := range dirs {
-		if fi, err := os.Stat(filepath.Join(d, prog)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return true
-		}
-	}
-	return false
+	_, err := sandbox.LookPath(prog, sandbox.Environ(nil, nil, git.ExecutablePath()))
+	return err == nil
 }
 
 // shellBuiltin reports whether a command runs without being on PATH.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/evolve"
 	"github.com/git-descent/git-descent/internal/git"
-	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
 
@@ -141,12 +139,11 @@ func tryRollout(ctx context.Context, e *env, repo *git.Repo, lib *library.Librar
 		rep.Problems++
 		return docFinding{Level: "problem", Text: fmt.Sprintf(format, args...)}
 	}
-	rev := ledger.Refs{Library: lib.Name}.Dev()
-	commit, err := repo.ResolveRef(ctx, rev)
-	if errors.Is(err, git.ErrRefNotFound) {
-		rev = "HEAD"
-		commit, err = repo.ResolveRef(ctx, rev)
+	rev, err := devOrHead(ctx, repo, lib)
+	if err != nil {
+		return problem("the try rollout: %v", err)
 	}
+	commit, err := resolveCommit(ctx, repo, rev)
 	if err != nil {
 		return problem("the try rollout: %v", err)
 	}
@@ -169,5 +166,5 @@ func tryRollout(ctx context.Context, e *env, repo *git.Repo, lib *library.Librar
 		rep.Warnings++
 		return docFinding{Level: "warning", Text: fmt.Sprintf("the try rollout of task %q (%s) %s and answered nothing (reward 0): is the agent's answer on stdout or in DESCENT_OUTPUT_FILE?", t.Task, rev, how)}
 	}
-	return docFinding{Level: "ok", Text: fmt.Sprintf("the try rollout of task %q (%s) %s in %.1fs: reward %.2f, answer %q", t.Task, rev, how, t.Seconds, t.Reward, clipText(strings.Join(strings.Fields(t.Output), " "), 60))}
+	return docFinding{Level: "ok", Text: fmt.Sprintf("the try rollout of task %q (%s) %s in %.1fs: reward %.2f, answer %q", t.Task, rev, how, t.Seconds, t.Reward, clipLine(t.Output, 60))}
 }

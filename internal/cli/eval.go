@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -14,6 +13,7 @@ import (
 	"github.com/git-descent/git-descent/evolve"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/library"
 )
 
 type evalOptions struct {
@@ -58,6 +58,31 @@ agent without the library on the same tasks, with the lift and its interval.`,
 	return c
 }
 
+// baselineNone reads --baseline: "" or none (the agent without the library).
+func baselineNone(s string) (bool, error) {
+	switch s {
+	case "":
+		return false, nil
+	case "none":
+		return true, nil
+	}
+	return false, &UsageError{fmt.Errorf("--baseline %q: the only baseline is none (the agent without the library)", s)}
+}
+
+// devOrHead names the version a command scores by default: the library's
+// dev, or HEAD before its first evolve.
+func devOrHead(ctx context.Context, repo *git.Repo, lib *library.Library) (string, error) {
+	dev := ledger.Refs{Library: lib.Name}.Dev()
+	_, err := repo.ResolveRef(ctx, dev)
+	switch {
+	case errors.Is(err, git.ErrRefNotFound):
+		return "HEAD", nil
+	case err != nil:
+		return "", err
+	}
+	return ledger.Short(dev), nil
+}
+
 // splitsNamed reads --split.
 func splitsNamed(name string) ([]eval.Split, error) {
 	if name == "all" {
@@ -76,8 +101,9 @@ func runEval(ctx context.Context, e *env, o evalOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.baseline != "" && o.baseline != "none" {
-		return &UsageError{fmt.Errorf("--baseline %q: the only baseline is none (the agent without the library)", o.baseline)}
+	none, err := baselineNone(o.baseline)
+	if err != nil {
+		return err
 	}
 	repo, lib, err := e.library(ctx, o.library)
 	if err != nil {
@@ -85,16 +111,15 @@ func runEval(ctx context.Context, e *env, o evalOptions) error {
 	}
 	rev := o.rev
 	if rev == "" {
-		rev = ledger.Short(ledger.Refs{Library: lib.Name}.Dev())
-		if _, err := repo.ResolveRef(ctx, ledger.Refs{Library: lib.Name}.Dev()); errors.Is(err, git.ErrRefNotFound) {
-			rev = "HEAD"
+		if rev, err = devOrHead(ctx, repo, lib); err != nil {
+			return err
 		}
 	}
 	commit, err := resolveCommit(ctx, repo, rev)
 	if err != nil {
 		return err
 	}
-	s, err := evolve.Score(ctx, repo, lib, evolve.ScoreRequest{Commit: commit, Splits: splits, BaselineNone: o.baseline == "none"},
+	s, err := evolve.Score(ctx, repo, lib, evolve.ScoreRequest{Commit: commit, Splits: splits, BaselineNone: none},
 		evolve.Options{Log: e.logger(), NoCache: o.noCache})
 	if err != nil {
 		return err
@@ -124,7 +149,7 @@ func runEval(ctx context.Context, e *env, o evalOptions) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	header := "TASK\tSPLIT\tREWARD\t"
-	if o.baseline == "none" {
+	if none {
 		header += "WITHOUT\t"
 	}
 	fmt.Fprintln(tw, header+"OUTPUT")
@@ -138,14 +163,14 @@ func runEval(ctx context.Context, e *env, o evalOptions) error {
 			reward += " (cached)"
 		}
 		row := fmt.Sprintf("%s\t%s\t%s\t", t.Task, t.Split, reward)
-		if o.baseline == "none" {
-			none := "error"
+		if none {
+			without := "error"
 			if t.None != nil {
-				none = fmt.Sprintf("%.2f", *t.None)
+				without = fmt.Sprintf("%.2f", *t.None)
 			}
-			row += none + "\t"
+			row += without + "\t"
 		}
-		fmt.Fprintln(tw, row+clipText(strings.Join(strings.Fields(text), " "), 60))
+		fmt.Fprintln(tw, row+clipLine(text, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -225,7 +250,7 @@ func runTasks(ctx context.Context, e *env, o tasksOptions) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSPLIT\tPROMPT\tEXPECTED")
 	for _, t := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, t.Split, clipText(strings.Join(strings.Fields(t.Prompt), " "), 50), clipText(t.Expected, 30))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, t.Split, clipLine(t.Prompt, 50), clipText(t.Expected, 30))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -142,12 +142,8 @@ func runEvolve(ctx context.Context, e *env, o evolveOptions) error {
 		lib.Repeats = o.repeats
 		lib.MaxRepeats = max(lib.MaxRepeats, o.repeats)
 	}
-	switch o.baseline {
-	case "":
-	case "none":
-		o.BaselineNone = true
-	default:
-		return &UsageError{fmt.Errorf("--baseline %q: the only baseline is none (the agent without the library)", o.baseline)}
+	if o.BaselineNone, err = baselineNone(o.baseline); err != nil {
+		return err
 	}
 	lib.Tournament = lib.Tournament || o.tournament
 	o.Log = e.logger()

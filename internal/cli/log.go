@@ -151,6 +151,9 @@ func (o logOptions) filter(ds []ledger.Decision) ([]ledger.Decision, error) {
 	return ds, nil
 }
 
+// clipLine is s on one line (runs of white space as one space), clipped.
+func clipLine(s string, n int) string { return clipText(strings.Join(strings.Fields(s), " "), n) }
+
 func clipText(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
