@@ -177,3 +177,15 @@ func containsCommit(ss []*Submission, c git.Hash) bool {
 	}
 	return false
 }
+
+// Load reads the proposal commit holds as a submission, for a round: a
+// proposal that arrived from elsewhere (a remote worker's queue).
+func (a *Aggregator) Load(ctx context.Context, commit git.Hash) (*Submission, error) {
+	return a.submission(ctx, commit)
+}
+
+// Forget drops what the aggregator remembers of the journal's decisions:
+// call it when the journal was replaced under it (another aggregator's,
+// adopted from a remote), so that the next round reads them afresh and
+// decides what the replaced journal had and the new one has not.
+func (a *Aggregator) Forget() { a.decided = nil }

@@ -355,6 +355,9 @@ func (r *runner) aggregate(ctx context.Context, steps []stepResult) (*aggregate.
 	r.prog.set("workers proposing")
 	r.report(out, quietLines(steps))
 	r.event(roundEvent(out))
+	if r.role == "" {
+		r.lifecycle(ctx, out)
+	}
 	return out, nil
 }
 

@@ -23,8 +23,13 @@ import (
 // the gate can accept is.
 func (r *runner) baseline(ctx context.Context) error {
 	s, out := r.summary, r.opts.Out
-	fmt.Fprintf(out, "evolving %s (%s): %d train, %d validation, %d test tasks; %s, %s, %s\n",
-		r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], plural(r.opts.Workers, "worker"), plural(r.opts.Rounds, "round"), plural(r.opts.Jobs, "job"))
+	if r.role == roleAggregate {
+		fmt.Fprintf(out, "aggregating %s (%s): %d train, %d validation, %d test tasks; %s at once, %s\n",
+			r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], plural(r.opts.Workers, "candidate"), plural(r.opts.Jobs, "job"))
+	} else {
+		fmt.Fprintf(out, "evolving %s (%s): %d train, %d validation, %d test tasks; %s, %s, %s\n",
+			r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], plural(r.opts.Workers, "worker"), plural(r.opts.Rounds, "round"), plural(r.opts.Jobs, "job"))
+	}
 	fmt.Fprintln(out, r.isolation)
 	runtime := "rounds"
 	if r.opts.Async {

@@ -54,11 +54,27 @@ type runner struct {
 	// started is set when this run created dev, stable and the journal:
 	// a run that fails before deciding anything takes them back (unstart).
 	started *ledger.Started
+
+	// role is what the run is: an evolve run (""), one remote worker
+	// (git descent work: no aggregator rounds) or an aggregator of remote
+	// workers (git descent aggregate: no workers of its own).
+	role string
 }
+
+// The roles of a runner other than evolve's.
+const (
+	roleWork      = "work"
+	roleAggregate = "aggregate"
+)
 
 // setup checks the preconditions of a run and prepares everything it needs:
 // tasks and splits, dev and stable refs, the evaluator, the workers.
 func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options, meter *budget.Meter) (*runner, error) {
+	return setupAs(ctx, repo, lib, opts, meter, "")
+}
+
+// setupAs is setup for a runner of the given role.
+func setupAs(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options, meter *budget.Meter, role string) (*runner, error) {
 	if _, err := git.CheckVersion(ctx, opts.Log); err != nil {
 		return nil, err
 	}
@@ -72,7 +88,7 @@ func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Optio
 	if err := hooks.CheckMergeDriver(ctx, repo, lib.Path); err != nil {
 		return nil, err
 	}
-	r := &runner{repo: repo, lib: lib, opts: opts, refs: ledger.Refs{Library: lib.Name}, meter: meter, models: newModels(lib)}
+	r := &runner{repo: repo, lib: lib, opts: opts, refs: ledger.Refs{Library: lib.Name}, meter: meter, models: newModels(lib), role: role}
 	if r.lock, err = lockLibrary(repo.DescentDir(), lib.Name); err != nil {
 		return nil, err
 	}
@@ -108,7 +124,7 @@ func (r *runner) prepare(ctx context.Context, head git.Hash) error {
 		return err
 	}
 	r.roundNo = jh.State.Round
-	if r.resumed {
+	if r.resumed && r.role == "" {
 		fmt.Fprintf(r.opts.Out, "resuming from %s at %s, after round %d\n", ledger.Short(r.refs.Dev()), dev.Short(), r.roundNo)
 	}
 	r.summary = &Summary{Library: r.lib.Name, Start: dev, Outcomes: map[ledger.Outcome]int{}, Tasks: map[string]int{}, Validation: library.ValidationSplit, History: []Point{}, Resumed: r.resumed}
@@ -437,7 +453,7 @@ func (r *runner) startWorkers(ctx context.Context, dev git.Hash) error {
 	}
 	r.agent += "; propose: " + name
 	order := shuffled(r.train(), r.lib.Seed)
-	for i := 1; i <= r.opts.Workers; i++ {
+	for i := 1; i <= r.opts.Workers && r.role != roleAggregate; i++ {
 		id := ledger.WorkerID(i)
 		dir, err := r.newSeat("w" + id)
 		if err != nil {

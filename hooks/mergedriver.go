@@ -1,7 +1,3 @@
-// Package hooks installs git-descent into a user's git: the merge driver's
-// config and the attributes that route a library's files through it. It never
-// overwrites what it did not write: a foreign value is reported with the
-// fix, and replaced only when forced.
 package hooks
 
 import (

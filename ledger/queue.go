@@ -81,3 +81,30 @@ func (j *Journal) Queue(ctx context.Context, head JournalHead, ps []*Proposal) (
 	msg := fmt.Sprintf("descent(%s): queue %d undecided proposals\n", j.refs.Library, len(ps))
 	return j.Record(ctx, head, Entry{State: state, Message: msg, Keep: keep})
 }
+
+// Known returns the proposals the journal holds: decided, re-filed for a
+// later round, or pooled as promising. A queued proposal it holds is taken
+// care of and leaves the remote's queue.
+func (j *Journal) Known(ctx context.Context) (map[git.Hash]bool, error) {
+	head, err := j.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := j.Decisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known := map[git.Hash]bool{}
+	for _, d := range ds {
+		if !d.Proposal.IsZero() {
+			known[d.Proposal] = true
+		}
+	}
+	for _, r := range head.State.Refile {
+		known[r.Proposal] = true
+	}
+	for _, p := range head.State.Promising {
+		known[p.Proposal] = true
+	}
+	return known, nil
+}

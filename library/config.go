@@ -25,7 +25,12 @@ func File(repo *git.Repo) git.ConfigFile {
 // sorted by name, with provider settings from the user's git config
 // (`descent.*`) and the [descent] section of .descent underneath.
 func LoadAll(ctx context.Context, repo *git.Repo) ([]*Library, error) {
-	entries, err := repo.ConfigList(ctx, File(repo), `^(library|descent)\.`)
+	return load(ctx, repo, File(repo))
+}
+
+// load reads every library configured in file, as LoadAll documents.
+func load(ctx context.Context, repo *git.Repo, file git.ConfigFile) ([]*Library, error) {
+	entries, err := repo.ConfigList(ctx, file, `^(library|descent)\.`)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", FileName, err)
 	}
@@ -363,6 +368,10 @@ func (l *Library) set(key, v string, multi map[string]bool) error {
 		appendTo(&l.OracleFiles)
 	case "fusion-tournament":
 		l.Tournament, err = strconv.ParseBool(v)
+	case "on-commit":
+		l.OnCommit = v
+	case "on-promote":
+		l.OnPromote = v
 	default:
 		ok, perr := l.Provider.set(key, v)
 		if !ok {
@@ -381,7 +390,8 @@ var Keys = append([]string{"path", "evals", "split", "seed", "layout", "run", "t
 	"max-regressions", "max-changed-lines", "max-changed-files", "max-file-size", "binary",
 	"staleness", "alpha", "alpha-l1", "hot-changes", "refile-limit",
 	"isolation", "network", "sandbox-read", "memory-limit", "cpu-limit",
-	"oracle", "oracle-timeout", "oracle-report", "oracle-files", "fusion-tournament"}, ProviderKeys...)
+	"oracle", "oracle-timeout", "oracle-report", "oracle-files", "fusion-tournament",
+	"on-commit", "on-promote"}, ProviderKeys...)
 
 // Built-in runners and proposers: the value of `run` or `proposer` that
 // selects one instead of a command.

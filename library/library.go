@@ -11,6 +11,11 @@
 //		layout = repo
 //		frozen = evals/**
 //		guarded = scripts/**
+//		on-promote = {{repo}}/tools/open-pr.sh
+//
+// on-commit and on-promote are lifecycle hooks: commands run with the
+// decision as JSON on stdin when dev takes a commit and when stable is
+// promoted (for example to open a pull request from stable).
 //
 // The file lives outside every library, so a proposal can never edit it.
 package library
@@ -104,6 +109,13 @@ type Library struct {
 	// how it sets up.
 	OracleFiles []string
 	Tournament  bool // score fusions against their single members
+
+	// OnCommit and OnPromote are the library's lifecycle hooks: commands
+	// (run by /bin/sh at the repository's root, {{repo}} expanded) that
+	// get the decision as JSON on stdin when dev takes a commit and when
+	// stable is promoted (see hooks.RunLifecycle). "" runs nothing.
+	OnCommit  string
+	OnPromote string
 }
 
 // Gates.
@@ -315,9 +327,10 @@ func (l *Library) LayoutDir() string {
 	return CleanPath(layout) // checked relative when read
 }
 
-// RepoPlaceholder in a run, proposer, oracle or score-command template is
-// the repository's root, for commands that live in the repository: agents
-// and proposers run outside it, so a path relative to it is not found.
+// RepoPlaceholder in a run, proposer, oracle, score-command, on-commit or
+// on-promote template is the repository's root, for commands that live in
+// the repository: agents and proposers run outside it, so a path relative
+// to it is not found.
 const RepoPlaceholder = "{{repo}}"
 
 // ExpandRepo replaces RepoPlaceholder in a command template with top,

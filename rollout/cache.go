@@ -75,8 +75,9 @@ type Cache struct {
 	loaded sync.Once
 	disk   map[string]Record // the log's records, read once; never written after
 
-	logMu sync.Mutex
-	log   *os.File // opened for appending on the first store
+	logMu  sync.Mutex
+	log    *os.File // opened for appending on the first store
+	stored []byte   // the log lines this process stored, for sharing (Stored)
 
 	// mu guards both maps and every flight's fields until its done is
 	// closed. A flight is added by the caller that leads it and removed by
@@ -225,11 +226,16 @@ func (c *Cache) load(k string) (Record, bool) {
 
 // readLog reads every whole, valid line of a log; a missing log is empty.
 func readLog(path string) map[string]Record {
-	out := map[string]Record{}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return out
+		return map[string]Record{}
 	}
+	return parseLog(data)
+}
+
+// parseLog reads every whole, valid line of a log's content.
+func parseLog(data []byte) map[string]Record {
+	out := map[string]Record{}
 	for len(data) > 0 {
 		line, rest, whole := bytes.Cut(data, []byte("\n"))
 		data = rest
@@ -266,7 +272,35 @@ func (c *Cache) store(k string, r Record) error {
 	if _, err := c.log.Write(line); err != nil {
 		return fmt.Errorf("rollout cache: %w", err)
 	}
+	c.stored = append(c.stored, line...)
 	return nil
+}
+
+// Stored returns the log lines of every rollout this process ran and
+// stored, in the log's format, for sharing with other machines.
+func (c *Cache) Stored() []byte {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	return append([]byte(nil), c.stored...)
+}
+
+// Import makes the records of a log (another machine's, in the log's
+// format) answer this process's requests as if cached here, without
+// writing them to disk; records already known are kept as they are. It
+// returns how many it added. Damaged lines are skipped.
+func (c *Cache) Import(log []byte) int {
+	recs := parseLog(log)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for k, r := range recs {
+		if _, ok := c.kept[k]; ok {
+			continue
+		}
+		c.kept[k] = outcome{rec: r}
+		n++
+	}
+	return n
 }
 
 // Close closes the log; a later store opens it again.

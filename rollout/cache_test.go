@@ -136,3 +136,32 @@ func TestKeyDependsOnEveryPart(t *testing.T) {
 		seen[k.String()] = true
 	}
 }
+
+// What one machine stored, another imports: its requests for those keys
+// are answered without running, and what it stores itself stays its own.
+func TestCacheShares(t *testing.T) {
+	ctx := context.Background()
+	one, two := OpenCache(t.TempDir()), OpenCache(t.TempDir())
+	ka, kb := Key{Tree: "t", Task: "a", Config: "c"}, Key{Tree: "t", Task: "b", Config: "c"}
+	run := func(c *Cache, k Key, reward float64) (Record, bool) {
+		rec, hit, err := c.Do(ctx, k, func() (Record, error) { return Record{Task: k.Task, Reward: reward}, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec, hit
+	}
+	run(one, ka, 1)
+	run(two, kb, 0)
+	if n := two.Import(append(one.Stored(), "{torn"...)); n != 1 {
+		t.Fatalf("imported %d records, want 1", n)
+	}
+	if rec, hit := run(two, ka, 0); !hit || rec.Reward != 1 {
+		t.Errorf("after import: %+v hit %v, want one's record", rec, hit)
+	}
+	if n := two.Import(one.Stored()); n != 0 {
+		t.Errorf("importing again added %d", n)
+	}
+	if recs := parseLog(two.Stored()); len(recs) != 1 || recs[kb.String()].Reward != 0 {
+		t.Errorf("two stored %v, want its own record alone", recs)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/git-descent/git-descent/internal/fakellm"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/sandbox"
 )
 
@@ -79,6 +82,8 @@ func scriptParams() testscript.Params {
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			// A local OpenAI-compatible server serving the script's scripted replies.
 			"fakellm": fakellm.Cmd,
+			// The remote ledger's invariants after workers and aggregators.
+			"checkremote": checkRemote,
 		},
 	}
 }
@@ -140,4 +145,59 @@ func setupScript(e *testscript.Env) error {
 		e.Setenv(k, v)
 	}
 	return nil
+}
+
+// checkRemote is the script command `checkremote <repo> <library> <log>`:
+// every proposal a push queued on the remote repository <repo> (the lines
+// its post-receive hook wrote to <log>) is held by the journal there, none
+// has more than one final decision (one that does not re-file it or pool
+// it), and none is left queued. It prints how many were pushed, decided
+// and waiting, and fails on any lost.
+func checkRemote(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: checkremote <repo> <library> <post-receive log>")
+	}
+	ctx := context.Background()
+	repo, err := git.Open(ctx, ts.MkAbs(args[0]), nil)
+	ts.Check(err)
+	lib, log := args[1], ts.ReadFile(args[2])
+	refs := ledger.Refs{Library: lib}
+	pushed := map[git.Hash]bool{}
+	for _, line := range strings.Split(log, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && strings.HasPrefix(f[2], refs.QueuePrefix()) && git.Hash(f[0]).IsZero() {
+			pushed[git.Hash(f[1])] = true
+		}
+	}
+	j := ledger.OpenJournal(repo, lib)
+	ds, err := j.Decisions(ctx)
+	ts.Check(err)
+	known, err := j.Known(ctx)
+	ts.Check(err)
+	final := map[git.Hash]int{}
+	for _, d := range ds {
+		if !d.Proposal.IsZero() && !d.Outcome.Refiled() && d.Outcome != ledger.Promising {
+			final[d.Proposal]++
+		}
+	}
+	queued, err := repo.ListRefs(ctx, refs.QueuePrefix())
+	ts.Check(err)
+	lost, twice, waiting := 0, 0, 0
+	for p := range pushed {
+		switch {
+		case !known[p]:
+			lost++
+			ts.Logf("lost: %s", p)
+		case final[p] == 0:
+			waiting++
+		case final[p] > 1:
+			twice++
+			ts.Logf("decided %d times: %s", final[p], p)
+		}
+	}
+	fmt.Fprintf(ts.Stdout(), "pushed %d, decided %d, waiting %d, queued %d, lost %d, decided twice %d\n",
+		len(pushed), len(pushed)-lost-waiting-twice, waiting, len(queued), lost, twice)
+	if len(pushed) == 0 || lost > 0 || twice > 0 || len(queued) > 0 {
+		ts.Fatalf("the remote's ledger lost or double-decided proposals, or left some queued")
+	}
 }

@@ -18,8 +18,10 @@ import (
 // benchOptions is a bench run; runBench sets Out and Log.
 type benchOptions struct {
 	bench.Options
-	json  bool
-	suite bool
+	json       bool
+	suite      bool
+	remote     bool
+	workersSet bool // --workers was given
 }
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -48,6 +50,7 @@ and graded) takes about half an hour on two cores.`,
   git descent bench --domain routing --runs 1 --max-time 60s`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
+			o.workersSet = c.Flags().Changed("workers")
 			return runBench(c.Context(), e, o)
 		},
 	}
@@ -63,6 +66,7 @@ and graded) takes about half an hour on two cores.`,
 	f.IntVar(&o.Filler, "filler", 0, "add this many files outside the library to each repository")
 	f.BoolVar(&o.NoTarget, "no-target", false, "run --rounds rounds' worth of steps without stopping at the target (for throughput)")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON on stdout (the tables go to stderr)")
+	f.BoolVar(&o.remote, "remote-workers", false, "time to target on routing with --workers (default 8) in-process workers against as many git descent work processes, each in its own clone of a bare repository, and an aggregator")
 	f.BoolVar(&o.suite, "runtime-suite", false, "measure the runtime: workers 1 to 16 (50 ms calls), sync against async (lognormal σ 1, 8 workers, --hedge 4 unless given), the wall time per proposal with a zero-latency agent beside 10,000 files")
 	f.DurationVar(&o.MaxTime, "max-time", 120*time.Second, "the most one run of routing or graded takes")
 	f.IntVar(&o.Rounds, "rounds", 10, "rounds of a coinflip run")
@@ -78,9 +82,19 @@ func runBench(ctx context.Context, e *env, o benchOptions) error {
 	}
 	var res any
 	var err error
-	if o.suite {
+	switch {
+	case o.remote:
+		exe, xerr := os.Executable()
+		if xerr != nil {
+			return xerr
+		}
+		if !o.workersSet {
+			o.Workers = []int{8}
+		}
+		res, err = bench.Remote(ctx, o.Options, exe)
+	case o.suite:
 		res, err = bench.RuntimeSuite(ctx, o.Options)
-	} else {
+	default:
 		res, err = bench.Run(ctx, o.Options)
 	}
 	if err != nil || !o.json {

@@ -115,11 +115,12 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to Hash) ([]string, error
 		b, errB := r.TreeOf(ctx, to, "")
 		if errA == nil && errB == nil {
 			var paths []string
-			if err := r.diffTrees(a, b, "", &paths); err != nil {
-				return nil, err
+			// An object go-git does not see (a push's, in the quarantine,
+			// packed) is git's to compare.
+			if err := r.diffTrees(a, b, "", &paths); err == nil {
+				slices.Sort(paths)
+				return paths, nil
 			}
-			slices.Sort(paths)
-			return paths, nil
 		}
 	}
 	out, err := r.run(ctx, cmd{}, "diff-tree", "-r", "-z", "--no-renames", "--name-only", string(from), string(to))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,11 +42,13 @@ func (r *Repo) goGit() (*gogit.Repository, error) {
 	if r.gg != nil {
 		return r.gg, nil
 	}
-	dir := r.top
+	dir, opts := r.top, &gogit.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true}
 	if dir == "" {
-		dir = r.gitDir
+		// A bare repository: go-git's search for a .git directory does
+		// not find one.
+		dir, opts.DetectDotGit = r.gitDir, false
 	}
-	gg, err := gogit.PlainOpenWithOptions(dir, &gogit.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	gg, err := gogit.PlainOpenWithOptions(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open repository %q: %w", dir, err)
 	}
@@ -110,6 +113,9 @@ func (r *Repo) ReadTree(ctx context.Context, tree Hash) ([]TreeEntry, error) {
 			entries = append(entries, TreeEntry{Path: name, Mode: Mode(e.Mode), Hash: Hash(e.Hash.String())})
 		}
 	})
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		entries, err = r.lsTree(ctx, tree)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", tree.Short(), err)
 	}
@@ -137,6 +143,9 @@ func (r *Repo) ReadBlob(ctx context.Context, blob Hash) ([]byte, error) {
 		data, err = io.ReadAll(rd)
 		return err
 	})
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		data, err = r.run(ctx, cmd{}, "cat-file", "blob", string(blob))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", blob.Short(), err)
 	}
@@ -286,4 +295,28 @@ func (r *Repo) tmpDir() string {
 	d := filepath.Join(r.DescentDir(), "tmp")
 	_ = os.MkdirAll(d, 0o755)
 	return d
+}
+
+// lsTree lists a tree as ReadTree does, by git: for objects go-git does not
+// see, such as those of a push still in git's quarantine
+// (GIT_OBJECT_DIRECTORY) in a pack.
+func (r *Repo) lsTree(ctx context.Context, tree Hash) ([]TreeEntry, error) {
+	out, err := r.run(ctx, cmd{}, "ls-tree", "-r", "-z", "--full-tree", string(tree))
+	if err != nil {
+		return nil, err
+	}
+	var entries []TreeEntry
+	for _, rec := range strings.Split(string(out), "\x00") {
+		meta, name, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			continue
+		}
+		mode, err := strconv.ParseUint(f[0], 8, 32)
+		if err != nil {
+			return nil, fmt.Errorf("git ls-tree: mode %q", f[0])
+		}
+		entries = append(entries, TreeEntry{Path: name, Mode: Mode(mode), Hash: Hash(f[2])})
+	}
+	return entries, nil
 }
