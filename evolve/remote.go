@@ -125,6 +125,8 @@ func Work(ctx context.Context, repo *git.Repo, lib *library.Library, o WorkOptio
 	}
 	wake, stopWatch := watchRemote(ctx, repo, m, lib.Name, o.Interval, wakeDecided)
 	defer stopWatch()
+	said := false                     // the wait for the aggregator was reported
+	queuedBy := map[git.Hash]string{} // the worker of each queued proposal read so far
 	for k := 0; ; k++ {
 		if o.Proposals > 0 && len(sum.Pushed) >= o.Proposals {
 			sum.Stop = "proposals"
@@ -142,10 +144,14 @@ func Work(ctx context.Context, repo *git.Repo, lib *library.Library, o WorkOptio
 		if _, err := m.Adopt(ctx); err != nil {
 			return sum, err
 		}
-		if waiting, err := ownQueued(ctx, m, sum.Pushed); err != nil {
+		if waiting, err := ownQueued(ctx, repo, m, o.Worker, queuedBy); err != nil {
 			return sum, err
 		} else if waiting >= o.Ahead {
 			w.doing.Store("waiting for the aggregator")
+			if !said {
+				fmt.Fprintf(opts.Out, "w%s: waiting for the aggregator: %s of this worker's queued on %s (--ahead %d)\n", o.Worker, plural(waiting, "proposal"), o.Remote, o.Ahead)
+				said = true
+			}
 			select {
 			case <-wake:
 			case <-ctx.Done():
@@ -153,6 +159,7 @@ func Work(ctx context.Context, repo *git.Repo, lib *library.Library, o WorkOptio
 			k--
 			continue
 		}
+		said = false
 		sum.Imported += sh.pull(ctx)
 		dev, err := repo.ResolveRef(ctx, r.refs.Dev())
 		if err != nil {
@@ -213,20 +220,24 @@ func Work(ctx context.Context, repo *git.Repo, lib *library.Library, o WorkOptio
 	return sum, nil
 }
 
-// ownQueued counts the proposals of pushed still waiting in the remote's
-// queue.
-func ownQueued(ctx context.Context, m *ledger.Remote, pushed []git.Hash) (int, error) {
+// ownQueued counts the proposals of worker waiting in the remote's queue,
+// whichever process of it pushed them; workers (a memo of queued commits'
+// workers) is filled as it reads them.
+func ownQueued(ctx context.Context, repo *git.Repo, m *ledger.Remote, worker string, workers map[git.Hash]string) (int, error) {
 	qs, err := m.Queued(ctx)
 	if err != nil {
 		return 0, err
 	}
-	mine := map[git.Hash]bool{}
-	for _, c := range pushed {
-		mine[c] = true
-	}
 	n := 0
 	for _, c := range qs {
-		if mine[c] {
+		w, ok := workers[c]
+		if !ok {
+			if p, err := ledger.ReadProposal(ctx, repo, c); err == nil {
+				w = p.Worker
+			}
+			workers[c] = w
+		}
+		if w == worker {
 			n++
 		}
 	}
