@@ -105,12 +105,18 @@ func remoteOnce(ctx context.Context, o Options, d Domain, lat Latency, latency s
 	}
 	maxTime := o.MaxTime
 	start := time.Now()
-	// The aggregator starts dev on the remote before the workers come.
 	sim := NewSim(d, lat, o.AgentError, 1)
 	wctx, stop := context.WithCancel(ctx)
-	defer stop()
 	var procs []*exec.Cmd
 	var stderrs []*strings.Builder
+	// The processes are interrupted (they push what they made) and waited
+	// for whatever happens.
+	defer func() {
+		stop()
+		for _, x := range procs {
+			_ = x.Wait()
+		}
+	}()
 	for i, p := range clones {
 		x := exec.CommandContext(wctx, exe, "work", d.Name(), "--worker", fmt.Sprint(i+1), "--remote", "origin", "--jobs", "2", "--interval", "2s",
 			"--max-time", maxTime.String(), "--bench-domain", d.Name(), "--bench-latency", latency, "--bench-seed", "1")
@@ -130,13 +136,19 @@ func remoteOnce(ctx context.Context, o Options, d Domain, lat Latency, latency s
 	})
 	aggregated := time.Since(start)
 	stop()
+	var failed error
 	for i, x := range procs {
-		// Interrupted at the end: exit status 130.
-		if werr := x.Wait(); werr != nil && x.ProcessState.ExitCode() != 130 && wctx.Err() == nil {
-			return fmt.Errorf("work process %d: %v: %s", i+1, werr, strings.TrimSpace(stderrs[i].String()))
+		// Interrupted at the end: exit status 130; anything else failed.
+		werr := x.Wait()
+		if code := x.ProcessState.ExitCode(); werr != nil && code != 130 && failed == nil {
+			failed = fmt.Errorf("work process %d: %v: %s", i+1, werr, strings.TrimSpace(stderrs[i].String()))
 		}
 	}
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	procs = nil // waited for
+	if failed != nil {
+		return failed
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) || sum == nil {
 		return err
 	}
 	r := Result{Domain: d.Name(), Gate: library.GateCalibrated, Runtime: "work processes", Workers: workers, Latency: lat.String(), Run: 1}
@@ -156,7 +168,11 @@ func remoteOnce(ctx context.Context, o Options, d Domain, lat Latency, latency s
 	if err != nil {
 		return err
 	}
-	if err := countTruth(ctx, bare, lib, d, &evolve.Summary{Dev: sum.Dev, Start: startOf(ctx, bare, lib)}, &r); err != nil {
+	head, err := bare.Head(ctx)
+	if err != nil {
+		return err
+	}
+	if err := countTruth(ctx, bare, lib, d, &evolve.Summary{Dev: sum.Dev, Start: head}, &r); err != nil {
 		return err
 	}
 	known, err := ledger.OpenJournal(bare, lib.Name).Known(ctx)
@@ -170,13 +186,4 @@ func remoteOnce(ctx context.Context, o Options, d Domain, lat Latency, latency s
 	out.Decided, out.Queued, out.Pushed = len(known), len(queued), len(known)+len(queued)
 	out.Processes = r
 	return nil
-}
-
-// startOf is the commit dev started from: main's head.
-func startOf(ctx context.Context, repo *git.Repo, lib *library.Library) git.Hash {
-	h, err := repo.ResolveRef(ctx, "HEAD")
-	if err != nil {
-		return ""
-	}
-	return h
 }

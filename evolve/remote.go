@@ -95,15 +95,20 @@ func Work(ctx context.Context, repo *git.Repo, lib *library.Library, o WorkOptio
 	}
 	ctx, cancel := withMaxTime(ctx, o.MaxTime)
 	defer cancel()
+	lk, err := lockLibrary(repo.DescentDir(), lib.Name)
+	if err != nil {
+		return nil, err
+	}
 	m, err := joinRemote(ctx, repo, lib, o.RemoteOptions)
 	if err != nil {
+		lk.release()
 		return nil, err
 	}
 	opts := withDefaults(Options{Workers: 1, Jobs: o.Jobs, Hedge: o.Hedge, NoCache: o.NoCache, Runner: o.Runner, Proposer: o.Proposer, AgentName: o.AgentName, Out: o.Out, Log: o.Log})
 	if o.Jobs <= 0 {
 		opts.Jobs = 4
 	}
-	r, err := setupAs(ctx, repo, lib, opts, budget.NewMeter(0, 0, nil), roleWork)
+	r, err := setupAs(ctx, repo, lib, opts, budget.NewMeter(0, 0, nil), roleWork, lk)
 	if err != nil {
 		return nil, err
 	}
@@ -284,6 +289,16 @@ func Aggregate(ctx context.Context, repo *git.Repo, lib *library.Library, o Aggr
 	start := time.Now()
 	ctx, cancel := withMaxTime(ctx, o.MaxTime)
 	defer cancel()
+	lk, err := lockLibrary(repo.DescentDir(), lib.Name)
+	if err != nil {
+		return nil, err
+	}
+	locked := true // until the runner owns the lock
+	defer func() {
+		if locked {
+			lk.release()
+		}
+	}()
 	m, err := joinRemote(ctx, repo, lib, o.RemoteOptions)
 	if err != nil {
 		return nil, err
@@ -322,7 +337,8 @@ func Aggregate(ctx context.Context, repo *git.Repo, lib *library.Library, o Aggr
 		gates = 4
 	}
 	opts := withDefaults(Options{Workers: gates, Jobs: o.Jobs, Hedge: o.Hedge, NoCache: o.NoCache, Runner: o.Runner, Proposer: o.Proposer, AgentName: o.AgentName, Out: o.Out, Log: o.Log, OnEvent: o.OnEvent})
-	r, err := setupAs(ctx, repo, lib, opts, budget.NewMeter(0, 0, nil), roleAggregate)
+	locked = false // setupAs owns it from here, and releases it on failure
+	r, err := setupAs(ctx, repo, lib, opts, budget.NewMeter(0, 0, nil), roleAggregate, lk)
 	if err != nil {
 		return nil, err
 	}
@@ -366,6 +382,7 @@ func aggregateLoop(ctx context.Context, r *runner, m *ledger.Remote, sh *sharedC
 	defer stopWatch()
 	lastNew := time.Now()
 	skipped := map[git.Hash]bool{}
+	races := 0 // publishes refused as races in a row
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -407,9 +424,15 @@ func aggregateLoop(ctx context.Context, r *runner, m *ledger.Remote, sh *sharedC
 			}
 		}
 		if len(batch) == 0 {
-			if _, err := m.Publish(ctx); err != nil && !errors.Is(err, ledger.ErrRaced) {
+			if _, err := m.Publish(ctx); errors.Is(err, ledger.ErrRaced) {
+				if races++; races == maxRaces {
+					return fmt.Errorf("%w; %d times in a row, so it may refuse for another reason: see what it said", err, races)
+				}
+				continue
+			} else if err != nil {
 				return err
 			}
+			races = 0
 			if !o.Watch {
 				sum.Stop = "done"
 				return nil
@@ -446,8 +469,12 @@ func aggregateLoop(ctx context.Context, r *runner, m *ledger.Remote, sh *sharedC
 			"decide", (decided - loaded).Seconds(), "publish", (time.Since(began) - decided).Seconds())
 		if errors.Is(err, ledger.ErrRaced) {
 			sum.Raced++
+			if races++; races == maxRaces {
+				return fmt.Errorf("%w; %d times in a row, so it may refuse for another reason: see what it said", err, races)
+			}
 			continue // the next fetch adopts the winner's journal
 		}
+		races = 0
 		if err != nil {
 			return err
 		}
@@ -473,6 +500,11 @@ func aggregateLoop(ctx context.Context, r *runner, m *ledger.Remote, sh *sharedC
 		}
 	}
 }
+
+// maxRaces is how many publishes in a row may lose a race before the
+// aggregator stops: a remote that refuses for another reason (a stale lock
+// file there) looks like a lost race every time.
+const maxRaces = 10
 
 // decidedAny says whether a round decided (or set aside) any proposal of
 // batch.
@@ -556,14 +588,18 @@ func joinRemote(ctx context.Context, repo *git.Repo, lib *library.Library, o Rem
 	}
 	m := ledger.OpenRemote(repo, o.Remote, lib.Name)
 	if err := m.Fetch(ctx); err != nil {
-		return nil, fmt.Errorf("%w (is %q a remote of this repository? see git remote -v)", err, o.Remote)
+		if msg := err.Error(); strings.Contains(msg, "does not appear to be a git repository") || strings.Contains(msg, "not found") {
+			return nil, fmt.Errorf("%w (is %q a remote of this repository? see git remote -v)", err, o.Remote)
+		}
+		return nil, err
 	}
 	ad, err := m.Adopt(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if !ad.Discarded.IsZero() {
-		fmt.Fprintf(out, "this repository's journal of %s (%s) diverged from %s's and is replaced by it\n", lib.Name, ad.Discarded.Short(), o.Remote)
+		fmt.Fprintf(out, "this repository's journal of %s (%s) diverged from %s's, holding decisions %s never received: it is replaced by %s's and kept at %s\n",
+			lib.Name, ad.Discarded.Short(), o.Remote, o.Remote, o.Remote, ledger.Refs{Library: lib.Name}.Replaced())
 	}
 	if !ad.Empty {
 		return m, nil
@@ -621,7 +657,7 @@ func (s *sharedCache) pull(ctx context.Context) int {
 	}
 	n := 0
 	for w, c := range refs {
-		if w == s.writer || !s.trusted(w) || s.seen[w] == c {
+		if !s.trusted(w) || s.seen[w] == c {
 			continue
 		}
 		since := s.seen[w]

@@ -70,27 +70,34 @@ const (
 // setup checks the preconditions of a run and prepares everything it needs:
 // tasks and splits, dev and stable refs, the evaluator, the workers.
 func setup(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options, meter *budget.Meter) (*runner, error) {
-	return setupAs(ctx, repo, lib, opts, meter, "")
+	return setupAs(ctx, repo, lib, opts, meter, "", nil)
 }
 
-// setupAs is setup for a runner of the given role.
-func setupAs(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options, meter *budget.Meter, role string) (*runner, error) {
-	if _, err := git.CheckVersion(ctx, opts.Log); err != nil {
+// setupAs is setup for a runner of the given role, with the library
+// already locked when lk is set (the runner then owns the lock).
+func setupAs(ctx context.Context, repo *git.Repo, lib *library.Library, opts Options, meter *budget.Meter, role string, lk *lock) (*runner, error) {
+	fail := func(err error) (*runner, error) {
+		lk.release() // nil when not given
 		return nil, err
 	}
+	if _, err := git.CheckVersion(ctx, opts.Log); err != nil {
+		return fail(err)
+	}
 	if err := validate(lib); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	head, err := checkClean(ctx, repo, lib)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if err := hooks.CheckMergeDriver(ctx, repo, lib.Path); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	r := &runner{repo: repo, lib: lib, opts: opts, refs: ledger.Refs{Library: lib.Name}, meter: meter, models: newModels(lib), role: role}
-	if r.lock, err = lockLibrary(repo.DescentDir(), lib.Name); err != nil {
-		return nil, err
+	if r.lock = lk; r.lock == nil {
+		if r.lock, err = lockLibrary(repo.DescentDir(), lib.Name); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.prepare(ctx, head); err != nil {
 		if !errors.Is(err, context.Canceled) {

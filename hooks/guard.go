@@ -124,6 +124,9 @@ func (g *Guard) check(ctx context.Context, p *push, t target, u Update) ([]strin
 	if t.kind == otherRef || t.kind == cacheRef {
 		return nil, nil
 	}
+	if u.deletes() && t.kind == queueRef {
+		return queueDeleteRule(ctx, p, t, u)
+	}
 	if u.deletes() {
 		return g.checkDelete(ctx, p, t)
 	}
@@ -136,8 +139,12 @@ func (g *Guard) check(ctx context.Context, p *push, t target, u Update) ([]strin
 		rules = append(rules, g.frozenRule, recordedRule)
 	case stableRef:
 		rules = append(rules, g.frozenRule, fastForwardRule, onDevRule, recordedRule)
-	case workerRef, queueRef:
+	case workerRef:
 		rules = append(rules, g.frozenRule)
+	case queueRef:
+		rules = append(rules, queueNameRule, g.frozenRule)
+	case journalRef:
+		rules = append(rules, journalForwardRule)
 	}
 	var reasons []string
 	for _, rule := range rules {

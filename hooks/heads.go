@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/git-descent/git-descent/internal/git"
+
 	"github.com/git-descent/git-descent/ledger"
 )
 
@@ -142,4 +144,47 @@ func joinAnd(words []string) string {
 		out += ", " + w
 	}
 	return out + " and " + words[len(words)-1]
+}
+
+// queueNameRule refuses a queued proposal whose ref is not named by the
+// commit it holds: the aggregator takes a queue ref's name for its commit.
+func queueNameRule(_ context.Context, _ *push, t target, u Update) (string, error) {
+	if u.Ref != t.refs().Queue(u.New) || !git.IsFullHash(u.New) {
+		return fmt.Sprintf("a queued proposal's ref is named by its commit: push %s to %s", u.New.Short(), t.refs().Queue(u.New)), nil
+	}
+	return "", nil
+}
+
+// queueDeleteRule refuses taking proposal u.Old off the queue unless the
+// journal, as the push leaves it, holds it (decided, re-filed or pooled):
+// the queue ref may be the only ref that keeps it.
+func queueDeleteRule(ctx context.Context, p *push, t target, u Update) ([]string, error) {
+	journal, err := p.after(ctx, t.refs().Journal())
+	if err != nil {
+		return nil, err
+	}
+	known := map[git.Hash]bool{}
+	if !journal.IsZero() {
+		if known, err = ledger.KnownAt(ctx, p.repo, journal); err != nil {
+			return nil, err
+		}
+	}
+	if !known[u.Old] {
+		return []string{fmt.Sprintf("%s is not in the journal: only the aggregator takes a proposal off the queue, in the push of the journal that holds it", ledger.Short(u.Ref))}, nil
+	}
+	return nil, nil
+}
+
+// journalForwardRule refuses a journal that does not fast-forward: each
+// record is a commit on top of the last, and an aggregator that lost a
+// race publishes on top of the winner's.
+func journalForwardRule(ctx context.Context, p *push, _ target, u Update) (string, error) {
+	if u.Old.IsZero() {
+		return "", nil
+	}
+	ok, err := p.repo.IsAncestor(ctx, u.Old, u.New)
+	if err != nil || ok {
+		return "", err
+	}
+	return fmt.Sprintf("not a fast-forward of %s: the journal only grows (an aggregator fetches and decides on top of it)", u.Old.Short()), nil
 }

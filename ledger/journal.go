@@ -335,11 +335,17 @@ func (j *Journal) Decisions(ctx context.Context) ([]Decision, error) {
 	if err != nil || c.IsZero() {
 		return nil, err
 	}
-	tree, err := j.repo.TreeOf(ctx, c, "")
+	return decisionsAt(ctx, j.repo, c)
+}
+
+// decisionsAt returns the decisions of the journal at commit c, sorted as
+// Decisions sorts them.
+func decisionsAt(ctx context.Context, repo *git.Repo, c git.Hash) ([]Decision, error) {
+	tree, err := repo.TreeOf(ctx, c, "")
 	if err != nil {
 		return nil, err
 	}
-	entries, err := j.repo.ReadTree(ctx, tree)
+	entries, err := repo.ReadTree(ctx, tree)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +354,7 @@ func (j *Journal) Decisions(ctx context.Context) ([]Decision, error) {
 		if !strings.HasPrefix(e.Path, "decisions/") || path.Ext(e.Path) != ".json" {
 			continue
 		}
-		data, err := j.repo.ReadBlob(ctx, e.Hash)
+		data, err := repo.ReadBlob(ctx, e.Hash)
 		if err != nil {
 			return nil, err
 		}

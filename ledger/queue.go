@@ -86,11 +86,20 @@ func (j *Journal) Queue(ctx context.Context, head JournalHead, ps []*Proposal) (
 // later round, or pooled as promising. A queued proposal it holds is taken
 // care of and leaves the remote's queue.
 func (j *Journal) Known(ctx context.Context) (map[git.Hash]bool, error) {
-	head, err := j.Head(ctx)
+	c, err := resolveOrZero(ctx, j.repo, j.ref)
+	if err != nil || c.IsZero() {
+		return map[git.Hash]bool{}, err
+	}
+	return KnownAt(ctx, j.repo, c)
+}
+
+// KnownAt is Known of the journal at commit.
+func KnownAt(ctx context.Context, repo *git.Repo, commit git.Hash) (map[git.Hash]bool, error) {
+	state, err := StateAt(ctx, repo, commit)
 	if err != nil {
 		return nil, err
 	}
-	ds, err := j.Decisions(ctx)
+	ds, err := decisionsAt(ctx, repo, commit)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +109,10 @@ func (j *Journal) Known(ctx context.Context) (map[git.Hash]bool, error) {
 			known[d.Proposal] = true
 		}
 	}
-	for _, r := range head.State.Refile {
+	for _, r := range state.Refile {
 		known[r.Proposal] = true
 	}
-	for _, p := range head.State.Promising {
+	for _, p := range state.Promising {
 		known[p.Proposal] = true
 	}
 	return known, nil

@@ -38,7 +38,10 @@ const CacheFile = "rollouts.jsonl"
 // AggregatorWriter is the cache ref aggregators write.
 const AggregatorWriter = "aggregator"
 
-var writerRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var (
+	writerRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+)
 
 // CheckWriter refuses a worker id or cache writer name that cannot be one
 // path component of a ref.
@@ -66,7 +69,7 @@ type Remote struct {
 // OpenRemote returns the library's refs on remote.
 func OpenRemote(repo *git.Repo, remote, library string) *Remote {
 	key := remote
-	if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`).MatchString(remote) || strings.Contains(remote, "..") {
+	if !remoteNameRE.MatchString(remote) || strings.Contains(remote, "..") {
 		h := sha256.Sum256([]byte(remote))
 		key = "url-" + hex.EncodeToString(h[:6])
 	}
@@ -94,15 +97,20 @@ func (m *Remote) Value(ctx context.Context, ref string) (git.Hash, error) {
 	return resolveOrZero(ctx, m.repo, m.tracking(ref))
 }
 
-// Queued returns the proposals queued on the remote as last fetched.
+// Queued returns the proposals queued on the remote as last fetched. A
+// queue ref not named by the commit it holds is not a proposal git-descent
+// queued, and is left alone.
 func (m *Remote) Queued(ctx context.Context) ([]git.Hash, error) {
-	refs, err := m.repo.ListRefs(ctx, m.tracking(m.refs.QueuePrefix()))
+	prefix := m.tracking(m.refs.QueuePrefix())
+	refs, err := m.repo.ListRefs(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
 	var out []git.Hash
 	for _, r := range refs {
-		out = append(out, r.Hash)
+		if r.Name == prefix+string(r.Hash) {
+			out = append(out, r.Hash)
+		}
 	}
 	return out, nil
 }
@@ -127,8 +135,12 @@ type Adopted struct {
 	Empty     bool     // the remote has no journal for the library yet
 	Moved     bool     // this repository's refs were brought up to the remote's
 	Ahead     bool     // this repository has decisions the remote has not: Publish pushes them
-	Discarded git.Hash // the local journal that diverged from the remote's and was replaced by it
+	Discarded git.Hash // the local journal that diverged from the remote's and was replaced by it (kept at Refs.Replaced)
 }
+
+// Replaced is where Adopt keeps the last local journal it replaced by a
+// remote's, with every decision it held.
+func (r Refs) Replaced() string { return "refs/descent/" + r.Library + "/replaced" }
 
 // Adopt brings this repository's dev, stable, journal and notes of the
 // library up to the remote's, as last fetched, in one transaction: the
@@ -148,6 +160,9 @@ func (m *Remote) Adopt(ctx context.Context) (Adopted, error) {
 		a.Empty = true
 		return a, nil
 	}
+	if err := m.checkHeads(ctx, remote); err != nil {
+		return a, err
+	}
 	local, err := resolveOrZero(ctx, m.repo, m.refs.Journal())
 	if err != nil {
 		return a, err
@@ -163,6 +178,11 @@ func (m *Remote) Adopt(ctx context.Context) (Adopted, error) {
 	default:
 		if rel == diverged {
 			a.Discarded = local
+			was, err := resolveOrZero(ctx, m.repo, m.refs.Replaced())
+			if err != nil {
+				return a, err
+			}
+			ups = append(ups, git.RefUpdate{Ref: m.refs.Replaced(), Hash: local, OldHash: was})
 		}
 		for _, ref := range []string{m.refs.Journal(), m.refs.Dev(), m.refs.Stable()} {
 			up, changed, err := m.follow(ctx, ref)
@@ -189,6 +209,31 @@ func (m *Remote) Adopt(ctx context.Context) (Adopted, error) {
 	}
 	a.Moved = true
 	return a, nil
+}
+
+// checkHeads refuses a remote whose dev or stable is not where its journal
+// (at journal) left them: something other than git-descent pushed them,
+// and nothing built on them passed a gate.
+func (m *Remote) checkHeads(ctx context.Context, journal git.Hash) error {
+	state, err := StateAt(ctx, m.repo, journal)
+	if err != nil {
+		return fmt.Errorf("read %s's journal of %s: %w", m.Name, m.refs.Library, err)
+	}
+	for _, h := range []struct {
+		ref  string
+		want git.Hash
+	}{{m.refs.Dev(), state.Heads.Dev}, {m.refs.Stable(), state.Heads.Stable}} {
+		got, err := m.Value(ctx, h.ref)
+		if err != nil {
+			return err
+		}
+		if !h.want.IsZero() && got != h.want {
+			return fmt.Errorf("%s's %s is at %s, not where its journal left it (%s): something other than git-descent pushed it, and no gate passed that\n"+
+				"  put it back:  git push --force-with-lease=%s:%s %s %s:%s",
+				m.Name, Short(h.ref), got.Short(), h.want.Short(), h.ref, got, m.Name, h.want, h.ref)
+		}
+	}
+	return nil
 }
 
 type relation int
@@ -353,6 +398,13 @@ type Published struct {
 // decide again). Call it after Adopt.
 func (m *Remote) Publish(ctx context.Context) (Published, error) {
 	var p Published
+	head, err := OpenJournal(m.repo, m.refs.Library).Head(ctx)
+	if err != nil {
+		return p, err
+	}
+	if err := CheckHeads(ctx, m.repo, m.refs.Library, head); err != nil {
+		return p, err // a dev or stable moved here by hand is never published
+	}
 	var ups []git.PushUpdate
 	for _, ref := range []string{m.refs.Dev(), m.refs.Stable(), m.refs.Journal(), NotesRef} {
 		have, err := resolveOrZero(ctx, m.repo, ref)

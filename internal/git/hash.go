@@ -57,3 +57,7 @@ func (e *RefChangedError) Error() string {
 	}
 	return fmt.Sprintf("update %s: it moved away from %s (another git-descent may be running): %s", e.Ref, e.Expected.Short(), strings.TrimSpace(e.Stderr))
 }
+
+// IsFullHash reports whether h is a whole object name (40 lowercase
+// hexadecimal digits), not an abbreviation or a ref.
+func IsFullHash(h Hash) bool { return isObjectName(h) }
