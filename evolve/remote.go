@@ -320,6 +320,15 @@ func Aggregate(ctx context.Context, repo *git.Repo, lib *library.Library, o Aggr
 	}
 	if len(pending) == 0 && !o.Watch {
 		pub, err := m.Publish(ctx)
+		for races := 1; errors.Is(err, ledger.ErrRaced) && races < maxRaces; races++ {
+			// Another process (a killed aggregator's push still running)
+			// published first: take its refs and publish what is left.
+			if err = m.Fetch(ctx); err == nil {
+				if _, err = m.Adopt(ctx); err == nil {
+					pub, err = m.Publish(ctx)
+				}
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -382,7 +391,8 @@ func aggregateLoop(ctx context.Context, r *runner, m *ledger.Remote, sh *sharedC
 	defer stopWatch()
 	lastNew := time.Now()
 	skipped := map[git.Hash]bool{}
-	races := 0 // publishes refused as races in a row
+	races := 0    // publishes refused as races in a row
+	refusals := 0 // publishes the remote refused otherwise, in a row
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -429,10 +439,14 @@ func aggregateLoop(ctx context.Context, r *runner, m *ledger.Remote, sh *sharedC
 					return fmt.Errorf("%w; %d times in a row, so it may refuse for another reason: see what it said", err, races)
 				}
 				continue
+			} else if rej := (*git.PushRejectedError)(nil); errors.As(err, &rej) && refusals < 2 {
+				refusals++
+				fmt.Fprintf(out, "warning: %v\n  fetching and trying again\n", err)
+				continue
 			} else if err != nil {
 				return err
 			}
-			races = 0
+			races, refusals = 0, 0
 			if !o.Watch {
 				sum.Stop = "done"
 				return nil
@@ -474,7 +488,16 @@ func aggregateLoop(ctx context.Context, r *runner, m *ledger.Remote, sh *sharedC
 			}
 			continue // the next fetch adopts the winner's journal
 		}
-		races = 0
+		var rej *git.PushRejectedError
+		if errors.As(err, &rej) && refusals < 2 {
+			// A guard on the remote reads the refs another push is
+			// writing at the same moment, and can see them half written:
+			// fetch and try again before believing it.
+			refusals++
+			fmt.Fprintf(out, "warning: %v\n  fetching and trying again\n", err)
+			continue
+		}
+		races, refusals = 0, 0
 		if err != nil {
 			return err
 		}

@@ -156,20 +156,21 @@ func queueNameRule(_ context.Context, _ *push, t target, u Update) (string, erro
 }
 
 // queueDeleteRule refuses taking proposal u.Old off the queue unless the
-// journal, as the push leaves it, holds it (decided, re-filed or pooled):
-// the queue ref may be the only ref that keeps it.
+// journal, as the push leaves it, keeps it reachable (every proposal a
+// journal record decides, re-files or pools is among its parents): the
+// queue ref may be the only ref that keeps it.
 func queueDeleteRule(ctx context.Context, p *push, t target, u Update) ([]string, error) {
 	journal, err := p.after(ctx, t.refs().Journal())
 	if err != nil {
 		return nil, err
 	}
-	known := map[git.Hash]bool{}
-	if !journal.IsZero() {
-		if known, err = ledger.KnownAt(ctx, p.repo, journal); err != nil {
+	kept := false
+	if !journal.IsZero() && !u.Old.IsZero() {
+		if kept, err = p.repo.IsAncestor(ctx, u.Old, journal); err != nil {
 			return nil, err
 		}
 	}
-	if !known[u.Old] {
+	if !kept {
 		return []string{fmt.Sprintf("%s is not in the journal: only the aggregator takes a proposal off the queue, in the push of the journal that holds it", ledger.Short(u.Ref))}, nil
 	}
 	return nil, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/git-descent/git-descent/internal/git"
 )
@@ -160,8 +161,24 @@ func (m *Remote) Adopt(ctx context.Context) (Adopted, error) {
 		a.Empty = true
 		return a, nil
 	}
-	if err := m.checkHeads(ctx, remote); err != nil {
-		return a, err
+	// A fetch can see another push's ref transaction half applied (refs
+	// are read one at a time): a mismatch that a second fetch clears was
+	// one.
+	for try := 1; ; try++ {
+		err := m.checkHeads(ctx, remote)
+		if err == nil {
+			break
+		}
+		if try == 3 {
+			return a, err
+		}
+		time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+		if err := m.Fetch(ctx); err != nil {
+			return a, err
+		}
+		if remote, err = m.Value(ctx, m.refs.Journal()); err != nil {
+			return a, err
+		}
 	}
 	local, err := resolveOrZero(ctx, m.repo, m.refs.Journal())
 	if err != nil {

@@ -8,18 +8,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Fetch runs `git fetch` from remote with refspecs, pruning the refs the
 // refspecs' destinations hold that the remote no longer has. It writes only
-// the refspecs' destinations: no tags, no FETCH_HEAD.
+// the refspecs' destinations: no tags, no FETCH_HEAD, and not the remote's
+// configured remote-tracking branches (--refmap=). A ref another fetch
+// holds locked for a moment (a killed process's git may still be running)
+// is tried again.
 func (r *Repo) Fetch(ctx context.Context, remote string, refspecs []string) error {
-	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune", "--no-auto-gc", "--end-of-options", remote}, refspecs...)
-	_, err := r.run(ctx, cmd{}, args...)
-	if err != nil {
+	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune", "--no-auto-gc", "--refmap=", "--end-of-options", remote}, refspecs...)
+	for attempt := 1; ; attempt++ {
+		_, err := r.run(ctx, cmd{}, args...)
+		var ce *CommandError
+		if err == nil {
+			return nil
+		} else if attempt < 4 && errors.As(err, &ce) && strings.Contains(ce.Stderr, "cannot lock ref") && ctx.Err() == nil {
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+			continue
+		}
 		return fmt.Errorf("fetch from %s: %w", remote, err)
 	}
-	return nil
 }
 
 // PushUpdate is one ref a push sets on the remote, compare-and-swap: Hash
