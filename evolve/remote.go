@@ -184,7 +184,7 @@ func Work(ctx context.Context, repo *git.Repo, lib *library.Library, o WorkOptio
 			p := res.sub.Proposal
 			// A made proposal is pushed even when the time is up: only
 			// an unfinished one is lost.
-			pctx, done := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			pctx, done := afterStop(ctx)
 			err := m.PushProposal(pctx, p, func() ([]git.PushUpdate, error) { return sh.update(pctx) })
 			done()
 			if err != nil {
@@ -210,7 +210,7 @@ func Work(ctx context.Context, repo *git.Repo, lib *library.Library, o WorkOptio
 	if sum.Stop == "" {
 		sum.Stop = stopOf(ctx, o.MaxTime)
 	}
-	pctx, done := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	pctx, done := afterStop(ctx)
 	defer done()
 	if err := sh.push(pctx, true); err != nil {
 		fmt.Fprintf(opts.Out, "warning: could not share the last rollouts: %v\n", err)
@@ -314,7 +314,7 @@ func Aggregate(ctx context.Context, repo *git.Repo, lib *library.Library, o Aggr
 	if out == nil {
 		out = io.Discard
 	}
-	pending, err := queued(ctx, repo, m, lib)
+	pending, err := queued(ctx, repo, m)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func Aggregate(ctx context.Context, repo *git.Repo, lib *library.Library, o Aggr
 	if sum.Stop == "" || err != nil {
 		sum.Stop = stopOf(ctx, o.MaxTime)
 	}
-	pctx, done := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	pctx, done := afterStop(ctx)
 	defer done()
 	if perr := sh.push(pctx, true); perr != nil {
 		fmt.Fprintf(out, "warning: could not share the gates' rollouts: %v\n", perr)
@@ -413,7 +413,7 @@ func aggregateLoop(ctx context.Context, r *runner, m *ledger.Remote, sh *sharedC
 			fmt.Fprintf(out, "another aggregator published first: this repository's journal %s is replaced by %s's; deciding again what is left\n", ad.Discarded.Short(), o.Remote)
 		}
 		sh.pull(ctx)
-		pending, err := queued(ctx, r.repo, m, r.lib)
+		pending, err := queued(ctx, r.repo, m)
 		if err != nil {
 			return err
 		}
@@ -546,12 +546,12 @@ func decidedAny(res *aggregate.RoundResult, batch []stepResult) bool {
 
 // queued returns the proposals queued on the remote (as last fetched) that
 // the local journal does not hold, oldest commit first.
-func queued(ctx context.Context, repo *git.Repo, m *ledger.Remote, lib *library.Library) ([]git.Hash, error) {
+func queued(ctx context.Context, repo *git.Repo, m *ledger.Remote) ([]git.Hash, error) {
 	qs, err := m.Queued(ctx)
 	if err != nil || len(qs) == 0 {
 		return nil, err
 	}
-	known, err := ledger.OpenJournal(repo, lib.Name).Known(ctx)
+	known, err := m.Known(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -736,7 +736,7 @@ func (s *sharedCache) push(ctx context.Context, final bool) error {
 		if err != nil || len(ups) == 0 {
 			return err
 		}
-		err = s.m.PushCache(ctx, s.writer, ups[0].Hash)
+		err = s.m.PushUpdates(ctx, ups)
 		if err == nil {
 			s.published()
 			return nil
@@ -841,6 +841,12 @@ func wanted(ev fsnotify.Event, dir, lib string, want int) bool {
 		return ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)
 	}
 	return name == "dev" && filepath.Dir(ev.Name) == filepath.Join(dir, "refs", "heads", "descent", lib)
+}
+
+// afterStop is the context of what a remote run still pushes once its own
+// context has ended (a proposal made, the last rollouts): a minute more.
+func afterStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 }
 
 // withMaxTime bounds ctx by d when d is set.

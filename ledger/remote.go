@@ -59,12 +59,37 @@ func CheckWriter(id string) error {
 // repository (refs/descent-remotes/<remote>/...); Adopt brings this
 // repository's dev, stable, journal and notes up to them; Publish and
 // PushProposal write to the remote with compare-and-swap leases against
-// what was fetched, in atomic pushes.
+// what was fetched, in atomic pushes. A Remote is one process's, used
+// from one goroutine at a time.
 type Remote struct {
 	repo *git.Repo
 	Name string // a remote's name, a URL or a path
 	refs Refs
 	key  string // the namespace's name for the remote
+
+	known   map[git.Hash]bool // Known's answer for the local journal at knownAt
+	knownAt git.Hash
+}
+
+// Known is the local journal's Journal.Known, read again only when the
+// journal has moved: an aggregator asks it for every queued proposal and
+// every publish.
+func (m *Remote) Known(ctx context.Context) (map[git.Hash]bool, error) {
+	c, err := resolveOrZero(ctx, m.repo, m.refs.Journal())
+	if err != nil {
+		return nil, err
+	}
+	if m.known != nil && c == m.knownAt {
+		return m.known, nil
+	}
+	known := map[git.Hash]bool{}
+	if !c.IsZero() {
+		if known, err = KnownAt(ctx, m.repo, c); err != nil {
+			return nil, err
+		}
+	}
+	m.known, m.knownAt = known, c
+	return known, nil
 }
 
 // OpenRemote returns the library's refs on remote.
@@ -443,7 +468,7 @@ func (m *Remote) Publish(ctx context.Context) (Published, error) {
 		return p, err
 	}
 	if len(queued) > 0 {
-		known, err := OpenJournal(m.repo, m.refs.Library).Known(ctx)
+		known, err := m.Known(ctx)
 		if err != nil {
 			return p, err
 		}
@@ -457,10 +482,10 @@ func (m *Remote) Publish(ctx context.Context) (Published, error) {
 	if len(ups) == 0 {
 		return p, nil
 	}
-	if err := m.push(ctx, ups); err != nil {
+	if err := m.PushUpdates(ctx, ups); err != nil {
 		return Published{}, err
 	}
-	return p, m.pushed(ctx, ups)
+	return p, nil
 }
 
 // PushProposal pushes proposal p, a commit of this repository, to its
@@ -486,9 +511,9 @@ func (m *Remote) PushProposal(ctx context.Context, p *Proposal, extra func() ([]
 			}
 			ups = append(ups, more...)
 		}
-		err = m.push(ctx, ups)
+		err = m.PushUpdates(ctx, ups)
 		if err == nil {
-			return m.pushed(ctx, ups)
+			return nil
 		}
 		if !errors.Is(err, ErrRaced) || i == attempts {
 			return fmt.Errorf("push proposal %s of worker %s: %w", p.Commit.Short(), p.Worker, err)
@@ -522,21 +547,12 @@ func (m *Remote) PushRefs(ctx context.Context, refs []string) error {
 		}
 		ups = append(ups, git.PushUpdate{Ref: ref, Hash: h})
 	}
-	if err := m.push(ctx, ups); err != nil {
-		return err
-	}
-	return m.pushed(ctx, ups)
+	return m.PushUpdates(ctx, ups)
 }
 
-// PushCache pushes a writer's cache commit, leased against the fetched
-// value; ErrRaced when another process of the same writer pushed first.
-func (m *Remote) PushCache(ctx context.Context, writer string, commit git.Hash) error {
-	ref := m.refs.Cache(writer)
-	was, err := m.Value(ctx, ref)
-	if err != nil || was == commit {
-		return err
-	}
-	ups := []git.PushUpdate{{Ref: ref, Hash: commit, Expect: was}}
+// PushUpdates sends ups (CacheUpdate's) in one atomic push and records
+// them as fetched; ErrRaced when another process moved one of them first.
+func (m *Remote) PushUpdates(ctx context.Context, ups []git.PushUpdate) error {
 	if err := m.push(ctx, ups); err != nil {
 		return err
 	}

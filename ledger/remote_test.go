@@ -59,6 +59,19 @@ func (f *remoteFixture) start(t *testing.T, repo *git.Repo, m *Remote, head ...g
 	return m.PushRefs(f.ctx, []string{f.refs.Dev(), f.refs.Stable(), f.refs.Journal()})
 }
 
+// adopt fetches each remote and adopts its refs.
+func (f *remoteFixture) adopt(t *testing.T, ms ...*Remote) {
+	t.Helper()
+	for _, m := range ms {
+		if err := m.Fetch(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Adopt(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // decide records a decision on proposal p in repo's journal.
 func decide(t *testing.T, ctx context.Context, repo *git.Repo, p git.Hash, outcome Outcome) {
 	t.Helper()
@@ -127,14 +140,7 @@ func TestRemotePublishRace(t *testing.T) {
 	if err := f.start(t, f.one, f.mOne); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []*Remote{f.mOne, f.mTwo} {
-		if err := m.Fetch(f.ctx); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Adopt(f.ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.adopt(t, f.mOne, f.mTwo)
 	p := f.propose(t, f.one, f.mOne, "1", "v2\n")
 	q := f.propose(t, f.one, f.mOne, "1", "v3\n") // the branch moves on: p stays queued
 	for _, m := range []*Remote{f.mOne, f.mTwo} {
@@ -182,14 +188,7 @@ func TestRemotePushProposalRetries(t *testing.T) {
 	if err := f.start(t, f.one, f.mOne); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []*Remote{f.mOne, f.mTwo} {
-		if err := m.Fetch(f.ctx); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Adopt(f.ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.adopt(t, f.mOne, f.mTwo)
 	a := f.propose(t, f.one, f.mOne, "7", "from one\n")
 	b := f.propose(t, f.two, f.mTwo, "7", "from two\n") // its fetch is older than a's push
 	if err := f.mOne.Fetch(f.ctx); err != nil {
@@ -211,12 +210,7 @@ func TestRemoteAdoptMergesNotes(t *testing.T) {
 	if err := f.start(t, f.one, f.mOne); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.mTwo.Fetch(f.ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.mTwo.Adopt(f.ctx); err != nil {
-		t.Fatal(err)
-	}
+	f.adopt(t, f.mTwo)
 	p := f.propose(t, f.one, f.mOne, "1", "v2\n")
 	decide(t, f.ctx, f.one, p.Commit, Rejected)
 	if _, err := f.mOne.Publish(f.ctx); err != nil {
@@ -235,12 +229,7 @@ func TestRemoteAdoptMergesNotes(t *testing.T) {
 	if err := f.two.UpdateRefs(f.ctx, git.UpdateRefsRequest{Updates: []git.RefUpdate{up}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.mTwo.Fetch(f.ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.mTwo.Adopt(f.ctx); err != nil {
-		t.Fatal(err)
-	}
+	f.adopt(t, f.mTwo)
 	for _, c := range []git.Hash{p.Commit, other} {
 		if _, ok := gittest.Note(t, f.two, NotesRef, c); !ok {
 			t.Errorf("no note on %s after adopting", c.Short())

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -11,6 +10,8 @@ import (
 
 	"github.com/git-descent/git-descent/bench"
 	"github.com/git-descent/git-descent/evolve"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/library"
 )
 
 type workOptions struct {
@@ -113,26 +114,9 @@ func runWork(ctx context.Context, e *env, o workOptions) error {
 	if o.Hedge != 0 && o.Hedge <= 1 {
 		return &UsageError{fmt.Errorf("--hedge %g: must be above 1, or 0 to never hedge", o.Hedge)}
 	}
-	if err := o.sim.apply(&o.RemoteOptions); err != nil {
-		return err
-	}
-	repo, lib, err := e.library(ctx, o.library)
-	if err != nil {
-		return err
-	}
-	o.Out, o.Log = e.stdout, e.logger()
-	if o.json {
-		o.Out = e.stderr
-	}
-	sum, err := evolve.Work(ctx, repo, lib, o.WorkOptions)
-	if o.json && sum != nil {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if jerr := enc.Encode(sum); jerr != nil && err == nil {
-			err = jerr
-		}
-	}
-	return err
+	return runRemote(ctx, e, o.library, o.json, &o.sim, &o.RemoteOptions, func(repo *git.Repo, lib *library.Library) (*evolve.WorkSummary, error) {
+		return evolve.Work(ctx, repo, lib, o.WorkOptions)
+	})
 }
 
 type aggregateOptions struct {
@@ -201,22 +185,29 @@ func runAggregate(ctx context.Context, e *env, o aggregateOptions) error {
 	if o.Target < 0 || o.Target > 1 {
 		return &UsageError{fmt.Errorf("--target %g: must be between 0 and 1", o.Target)}
 	}
-	if err := o.sim.apply(&o.RemoteOptions); err != nil {
+	return runRemote(ctx, e, o.library, o.json, &o.sim, &o.RemoteOptions, func(repo *git.Repo, lib *library.Library) (*evolve.AggregateSummary, error) {
+		return evolve.Aggregate(ctx, repo, lib, o.AggregateOptions)
+	})
+}
+
+// runRemote runs work or aggregate: the simulated agents when asked, the
+// library, the run's lines on stdout (stderr with --json, the summary then
+// going to stdout as JSON).
+func runRemote[S any](ctx context.Context, e *env, name string, asJSON bool, sim *simOptions, ro *evolve.RemoteOptions, run func(*git.Repo, *library.Library) (*S, error)) error {
+	if err := sim.apply(ro); err != nil {
 		return err
 	}
-	repo, lib, err := e.library(ctx, o.library)
+	repo, lib, err := e.library(ctx, name)
 	if err != nil {
 		return err
 	}
-	o.Out, o.Log = e.stdout, e.logger()
-	if o.json {
-		o.Out = e.stderr
+	ro.Out, ro.Log = e.stdout, e.logger()
+	if asJSON {
+		ro.Out = e.stderr
 	}
-	sum, err := evolve.Aggregate(ctx, repo, lib, o.AggregateOptions)
-	if o.json && sum != nil {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if jerr := enc.Encode(sum); jerr != nil && err == nil {
+	sum, err := run(repo, lib)
+	if asJSON && sum != nil {
+		if jerr := writeJSON(e.stdout, sum); jerr != nil && err == nil {
 			err = jerr
 		}
 	}
