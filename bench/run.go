@@ -13,6 +13,7 @@ import (
 	"github.com/git-descent/git-descent/evolve"
 	"github.com/git-descent/git-descent/hooks"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
@@ -339,9 +340,9 @@ func printTable(w io.Writer, d Domain, o Options, rs []Result) {
 	}
 	switch {
 	case d.Name() == "coinflip":
-		fmt.Fprintf(w, ", %d rounds (nothing can be learned: every commit is false)\n", o.Rounds)
+		fmt.Fprintf(w, ", %s (nothing can be learned: every commit is false)\n", words.Count(o.Rounds, "round"))
 	case o.NoTarget:
-		fmt.Fprintf(w, ", %d rounds' worth of steps, no target\n", o.Rounds)
+		fmt.Fprintf(w, ", %s worth of steps, no target\n", words.Count(o.Rounds, "round's", "rounds'"))
 	default:
 		fmt.Fprintf(w, ", target %.2f within %s\n", d.Target(), o.MaxTime)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 )
 
 // pipeline is the barrier-free runtime: every worker loops on its own,
@@ -76,7 +77,7 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
 	p := &pipeline{r: r, steps: r.opts.Rounds * n, seq0: r.roundNo * n, queue: make(chan stepResult, n), dev: dev, active: n, fewest: n, most: n}
 	p.wake = sync.NewCond(&p.mu)
 	fmt.Fprintf(r.opts.Out, "runtime: asynchronous (%d steps at most; a snapshot may lag dev by %s)\n",
-		p.steps, plural(r.opts.AsyncRatio, "commit"))
+		p.steps, words.Count(r.opts.AsyncRatio, "commit"))
 	r.agg.OnCommit = p.committed
 	defer func() { r.agg.OnCommit = nil }()
 	wctx, stopWorkers := context.WithCancel(ctx)
@@ -125,10 +126,10 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
 		}
 	}
 	if p.abandoned > 0 {
-		fmt.Fprintf(r.opts.Out, "async: %s abandoned as dev moved on (%s)\n", plural(p.abandoned, "step"), plural(p.stalls, "stall"))
+		fmt.Fprintf(r.opts.Out, "async: %s abandoned as dev moved on (%s)\n", words.Count(p.abandoned, "step"), words.Count(p.stalls, "stall"))
 	}
 	if p.moves > 0 {
-		fmt.Fprintf(r.opts.Out, "async: %d to %d workers active (adjusted %s to the aggregator's pace)\n", p.fewest, p.most, plural(p.moves, "time"))
+		fmt.Fprintf(r.opts.Out, "async: %d to %d workers active (adjusted %s to the aggregator's pace)\n", p.fewest, p.most, words.Count(p.moves, "time"))
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
@@ -345,7 +346,7 @@ func (r *runner) aggregate(ctx context.Context, steps []stepResult) (*aggregate.
 			others = append(others, *s.dec)
 		}
 	}
-	r.prog.set(fmt.Sprintf("deciding round %d: %s", r.roundNo+1, plural(len(subs), "proposal")))
+	r.prog.set(fmt.Sprintf("deciding round %d: %s", r.roundNo+1, words.Count(len(subs), "proposal")))
 	out, err := r.agg.Round(ctx, subs, others)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/hooks"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
@@ -154,7 +155,7 @@ func Work(ctx context.Context, repo *git.Repo, lib *library.Library, o WorkOptio
 		} else if waiting >= o.Ahead {
 			w.doing.Store("waiting for the aggregator")
 			if !said {
-				fmt.Fprintf(opts.Out, "w%s: waiting for the aggregator: %s of this worker's queued on %s (--ahead %d)\n", o.Worker, plural(waiting, "proposal"), o.Remote, o.Ahead)
+				fmt.Fprintf(opts.Out, "w%s: waiting for the aggregator: %s of this worker's queued on %s (--ahead %d)\n", o.Worker, words.Count(waiting, "proposal"), o.Remote, o.Ahead)
 				said = true
 			}
 			select {
@@ -218,7 +219,7 @@ func Work(ctx context.Context, repo *git.Repo, lib *library.Library, o WorkOptio
 	st := r.eval.Stats()
 	sum.Rollouts, sum.Cached, sum.Seconds = st.Rollouts, st.Hits, time.Since(start).Seconds()
 	fmt.Fprintf(opts.Out, "w%s: %s pushed to %s in %s (%d rollouts, %d from the cache, %d records from other machines); stopped: %s\n",
-		o.Worker, plural(len(sum.Pushed), "proposal"), o.Remote, plural(sum.Steps, "step"), sum.Rollouts, sum.Cached, sum.Imported, sum.Stop)
+		o.Worker, words.Count(len(sum.Pushed), "proposal"), o.Remote, words.Count(sum.Steps, "step"), sum.Rollouts, sum.Cached, sum.Imported, sum.Stop)
 	if sum.Stop == "interrupted" {
 		return sum, fmt.Errorf("interrupted (%w); every proposal made was pushed", context.Canceled)
 	}
@@ -373,7 +374,7 @@ func Aggregate(ctx context.Context, repo *git.Repo, lib *library.Library, o Aggr
 	sum.Dev, _ = repo.ResolveRef(pctx, r.refs.Dev())
 	sum.Final, sum.History, sum.Seconds = r.summary.Final, r.prog.points(), time.Since(start).Seconds()
 	fmt.Fprintf(out, "aggregated %s from %s: %s decided in %s, %s to dev (%.2f on validation); stopped: %s\n",
-		lib.Name, o.Remote, plural(sum.Decided, "proposal"), plural(sum.Rounds, "round"), plural(sum.Merges, "commit"), sum.Final, sum.Stop)
+		lib.Name, o.Remote, words.Count(sum.Decided, "proposal"), words.Count(sum.Rounds, "round"), words.Count(sum.Merges, "commit"), sum.Final, sum.Stop)
 	if err != nil && (sum.Stop == "max-time" || sum.Stop == "idle") {
 		err = nil
 	}
@@ -516,7 +517,7 @@ func aggregateLoop(ctx context.Context, r *runner, m *ledger.Remote, sh *sharedC
 			}
 		}
 		if len(pub.Refs) > 0 {
-			fmt.Fprintf(out, "published %s to %s; %s left the queue\n", strings.Join(pub.Refs, ", "), o.Remote, plural(pub.Dequeue, "proposal"))
+			fmt.Fprintf(out, "published %s to %s; %s left the queue\n", strings.Join(pub.Refs, ", "), o.Remote, words.Count(pub.Dequeue, "proposal"))
 		}
 		if err := sh.push(ctx, false); err != nil && !errors.Is(err, ledger.ErrRaced) {
 			return err

@@ -12,6 +12,7 @@ import (
 	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 	"github.com/git-descent/git-descent/rollout"
@@ -25,10 +26,10 @@ func (r *runner) baseline(ctx context.Context) error {
 	s, out := r.summary, r.opts.Out
 	if r.role == roleAggregate {
 		fmt.Fprintf(out, "aggregating %s (%s): %d train, %d validation, %d test tasks; %s at once, %s\n",
-			r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], plural(r.opts.Workers, "candidate"), plural(r.opts.Jobs, "job"))
+			r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], words.Count(r.opts.Workers, "candidate"), words.Count(r.opts.Jobs, "job"))
 	} else {
 		fmt.Fprintf(out, "evolving %s (%s): %d train, %d validation, %d test tasks; %s, %s, %s\n",
-			r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], plural(r.opts.Workers, "worker"), plural(r.opts.Rounds, "round"), plural(r.opts.Jobs, "job"))
+			r.lib.Name, r.lib.Path, s.Tasks["train"], s.Tasks["validation"], s.Tasks["test"], words.Count(r.opts.Workers, "worker"), words.Count(r.opts.Rounds, "round"), words.Count(r.opts.Jobs, "job"))
 	}
 	fmt.Fprintln(out, r.isolation)
 	runtime := "rounds"
@@ -39,13 +40,13 @@ func (r *runner) baseline(ctx context.Context) error {
 	val := r.validation()
 	if r.crossFit() {
 		fmt.Fprintf(out, "validation: cross-fitted (the validation split has only %s): each candidate is judged on those of the %d train and validation tasks its proposers did not see; library.%s.validation = split keeps the split\n",
-			plural(s.Tasks["validation"], "task"), len(val), r.lib.Name)
+			words.Count(s.Tasks["validation"], "task"), len(val), r.lib.Name)
 	}
 	devLib, err := r.repo.TreeOf(ctx, s.Start, r.lib.Path)
 	if err != nil {
 		return err
 	}
-	r.prog.set(fmt.Sprintf("measuring the baseline: dev %s on %s", s.Start.Short(), plural(len(val), "validation task")))
+	r.prog.set(fmt.Sprintf("measuring the baseline: dev %s on %s", s.Start.Short(), words.Count(len(val), "validation task")))
 	recs, err := r.eval.RolloutAll(ctx, devLib, val)
 	if err != nil {
 		return err
@@ -86,17 +87,17 @@ func (r *runner) power(n int) {
 	case lib.Gate == library.GateMean:
 		fmt.Fprintf(out, "gate: mean difference (baseline): any rise of the validation mean is accepted\n")
 	case k == 1:
-		fmt.Fprintf(out, "gate: a one-task gain on %s can pass (δ %.2f, up to %d rollouts per task)\n", plural(n, "task"), math.Max(lib.Delta, lib.DeltaFloor), max(lib.MaxRepeats, lib.Repeats))
+		fmt.Fprintf(out, "gate: a one-task gain on %s can pass (δ %.2f, up to %d rollouts per task)\n", words.Count(n, "task"), math.Max(lib.Delta, lib.DeltaFloor), max(lib.MaxRepeats, lib.Repeats))
 	case k == 0:
 		fmt.Fprintf(out, "warning: with this agent's noise no gain on %s can pass the gate, even confirmed %d times: raise library.%s.max-repeats, make the agent more reproducible (temperature 0), or add evals\n",
-			plural(n, "task"), max(lib.MaxRepeats, lib.Repeats), lib.Name)
+			words.Count(n, "task"), max(lib.MaxRepeats, lib.Repeats), lib.Name)
 	default:
 		fmt.Fprintf(out, "warning: with this agent's noise the gate needs a gain of %d of %d tasks; a one-task gain can never pass: raise library.%s.max-repeats (now %d) or add evals\n",
 			k, n, lib.Name, max(lib.MaxRepeats, lib.Repeats))
 	}
 	if n < 5 {
 		fmt.Fprintf(out, "warning: candidates are judged on only %s, so a single task decides: add evals (the split is %s train/validation/test: library.%s.split)\n",
-			plural(n, "task"), lib.Split, lib.Name)
+			words.Count(n, "task"), lib.Split, lib.Name)
 	}
 }
 
@@ -138,7 +139,7 @@ func (r *runner) queuePending(ctx context.Context) error {
 	if len(ps) == 1 {
 		verb = "awaits"
 	}
-	fmt.Fprintf(r.opts.Out, "resuming: %s from an earlier run %s a decision\n", plural(len(ps), "proposal"), verb)
+	fmt.Fprintf(r.opts.Out, "resuming: %s from an earlier run %s a decision\n", words.Count(len(ps), "proposal"), verb)
 	return nil
 }
 
@@ -151,7 +152,7 @@ func (r *runner) report(res *aggregate.RoundResult, quiet []string) {
 			n++
 		}
 	}
-	fmt.Fprintf(out, "round %d: %s\n", res.Round, plural(n, "proposal"))
+	fmt.Fprintf(out, "round %d: %s\n", res.Round, words.Count(n, "proposal"))
 	ds := append([]ledger.Decision(nil), res.Decisions...)
 	sort.SliceStable(ds, func(i, j int) bool { return ledger.WorkerLess(ds[i].Worker, ds[j].Worker) })
 	for _, d := range ds {
@@ -294,11 +295,4 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/git-descent/git-descent/aggregate"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/materialize"
 	"github.com/git-descent/git-descent/merge"
@@ -110,7 +111,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 		return stepResult{}, err
 	}
 	batch := w.minibatch(j.seq)
-	w.doing.Store(fmt.Sprintf("rolling out %s on dev %s", plural(len(batch), "train task"), dev.Short()))
+	w.doing.Store(fmt.Sprintf("rolling out %s on dev %s", words.Count(len(batch), "train task"), dev.Short()))
 	before, err := w.r.eval.RolloutAll(ctx, devLib, batch)
 	if err != nil {
 		return stepResult{}, err
@@ -126,7 +127,7 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 	if j.stale != nil && j.stale() {
 		return stepResult{abandoned: true}, nil
 	}
-	w.doing.Store(fmt.Sprintf("proposing an edit for %s", plural(len(fb.Failures), "failed task")))
+	w.doing.Store(fmt.Sprintf("proposing an edit for %s", words.Count(len(fb.Failures), "failed task")))
 	m, err := w.r.proposeEdit(ctx, &w.seat, dev, fb)
 	if err != nil {
 		return stepResult{}, err

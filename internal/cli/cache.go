@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-descent/git-descent/evolve"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/library"
 )
 
@@ -61,21 +62,9 @@ func runCacheClear(ctx context.Context, e *env, o cacheClearOptions) error {
 			fmt.Fprintf(e.stdout, "%s: the rollout cache is empty\n", l.Name)
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s: removed %s (%s)\n", l.Name, plural(u.Records, "cached rollout"), byteSize(u.Bytes))
+		fmt.Fprintf(e.stdout, "%s: removed %s (%s)\n", l.Name, words.Count(u.Records, "cached rollout"), byteSize(u.Bytes))
 	}
 	return nil
-}
-
-// plural is "1 round" or "3 rounds": the noun, with s or the plural form
-// given when n is not 1.
-func plural[N ~int | ~int64](n N, one string, many ...string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	if len(many) > 0 {
-		return fmt.Sprintf("%d %s", n, many[0])
-	}
-	return fmt.Sprintf("%d %ss", n, one)
 }
 
 func byteSize(n int64) string {

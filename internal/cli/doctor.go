@@ -10,6 +10,7 @@ import (
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/evolve"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/library"
 )
 
@@ -96,7 +97,7 @@ func runDoctor(ctx context.Context, e *env, o doctorOptions) error {
 				fmt.Fprintf(w, "  %-8s %s\n", f.Level, strings.ReplaceAll(f.Text, "\n", "\n"+strings.Repeat(" ", 11)))
 			}
 		}
-		fmt.Fprintf(w, "\n%s, %s\n", plural(rep.Problems, "problem"), plural(rep.Warnings, "warning"))
+		fmt.Fprintf(w, "\n%s, %s\n", words.Count(rep.Problems, "problem"), words.Count(rep.Warnings, "warning"))
 	}
 	if rep.Problems > 0 {
 		return &ExitError{Code: 1}

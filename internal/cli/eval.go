@@ -12,6 +12,7 @@ import (
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/evolve"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
@@ -130,7 +131,7 @@ func runEval(ctx context.Context, e *env, o evalOptions) error {
 	w := e.stdout
 	fmt.Fprintf(w, "%s at %s (%s), isolation %s\n", lib.Name, commit.Short(), rev, s.Isolation)
 	for _, sp := range s.Splits {
-		line := fmt.Sprintf("  %-10s  %.2f (95%% interval %.2f to %.2f) on %s", sp.Split, sp.Mean, sp.Lo, sp.Hi, plural(sp.Scored, "task"))
+		line := fmt.Sprintf("  %-10s  %.2f (95%% interval %.2f to %.2f) on %s", sp.Split, sp.Mean, sp.Lo, sp.Hi, words.Count(sp.Scored, "task"))
 		if sp.Scored < sp.Tasks {
 			line += fmt.Sprintf("; %d could not run", sp.Tasks-sp.Scored)
 		}
@@ -175,9 +176,9 @@ func runEval(ctx context.Context, e *env, o evalOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%s run, %d from the cache", plural(s.Rollouts, "rollout"), s.CacheHits)
+	fmt.Fprintf(w, "\n%s run, %d from the cache", words.Count(s.Rollouts, "rollout"), s.CacheHits)
 	if s.Tokens > 0 || s.Cost > 0 {
-		fmt.Fprintf(w, "; spent %s, %s", plural(s.Tokens, "token"), budget.Cost(s.Cost, 0))
+		fmt.Fprintf(w, "; spent %s, %s", words.Count(s.Tokens, "token"), budget.Cost(s.Cost, 0))
 	}
 	fmt.Fprintln(w)
 	return nil
@@ -255,7 +256,7 @@ func runTasks(ctx context.Context, e *env, o tasksOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n%s: %d train, %d validation, %d test (split %s, seed %q)\n", plural(len(all), "task"), count[eval.Train], count[eval.Validation], count[eval.Test], lib.Split, lib.Seed)
+	fmt.Fprintf(out, "\n%s: %d train, %d validation, %d test (split %s, seed %q)\n", words.Count(len(all), "task"), count[eval.Train], count[eval.Validation], count[eval.Test], lib.Split, lib.Seed)
 	if cross {
 		fmt.Fprintf(out, "validation has too few tasks to tell a one-task gain from a fluke, so candidates are judged cross-fitted: on the train and validation tasks their proposers did not see (library.%s.validation = split turns it off)\n", lib.Name)
 	}

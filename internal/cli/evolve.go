@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/evolve"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
@@ -194,20 +195,20 @@ func printSummary(w io.Writer, lib *library.Library, s *evolve.Summary) {
 	}
 	fmt.Fprintf(w, "done in %s (%s): validation %.2f → %.2f %s\n",
 		(time.Duration(s.Seconds * float64(time.Second))).Round(100*time.Millisecond), s.Stop, s.Baseline, s.Final, val)
-	fmt.Fprintf(w, "  %s, %s, %s, %s; %s\n", plural(s.Rounds, "round"), plural(s.Proposals, "proposal"), plural(s.Merges, "dev commit"), plural(s.Promotions, "promotion"), outcomeList(s.Outcomes))
+	fmt.Fprintf(w, "  %s, %s, %s, %s; %s\n", words.Count(s.Rounds, "round"), words.Count(s.Proposals, "proposal"), words.Count(s.Merges, "dev commit"), words.Count(s.Promotions, "promotion"), outcomeList(s.Outcomes))
 	fmt.Fprintf(w, "  rollouts: %d run, %d from cache", s.Rollouts, s.CacheHits)
 	if s.Hedges > 0 {
 		fmt.Fprintf(w, ", %d hedged (started again: they ran far beyond their estimate)", s.Hedges)
 	}
 	fmt.Fprintln(w)
 	if s.Errored > 0 {
-		fmt.Fprintf(w, "  %s errored (could not run; not scored, not cached); first: %s\n", plural(s.Errored, "rollout"), clipText(s.FirstError, 300))
+		fmt.Fprintf(w, "  %s errored (could not run; not scored, not cached); first: %s\n", words.Count(s.Errored, "rollout"), clipText(s.FirstError, 300))
 	}
 	if s.Noise != nil {
 		fmt.Fprintf(w, "  agent: %s\n", s.Noise)
 	}
 	if s.Tokens > 0 || s.Cost > 0 || s.Requests > 0 {
-		fmt.Fprintf(w, "  spent: %s, %s; %s, %s\n", plural(s.Tokens, "token"), budget.Cost(s.Cost, s.Unpriced), plural(s.Requests, "model request"), plural(s.Retries, "retry", "retries"))
+		fmt.Fprintf(w, "  spent: %s, %s; %s, %s\n", words.Count(s.Tokens, "token"), budget.Cost(s.Cost, s.Unpriced), words.Count(s.Requests, "model request"), words.Count(s.Retries, "retry", "retries"))
 	}
 	switch {
 	case s.TestScored:

@@ -14,6 +14,7 @@ import (
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/evolve"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 )
 
@@ -187,7 +188,7 @@ func runExport(ctx context.Context, e *env, o exportOptions) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s: %s on %s, with the library %.2f, without %.2f (%s); %s run, %d from the cache\n",
-		o.out, name, plural(len(with), "task"), a.PassRate.Mean, c.PassRate.Mean, b.RunSummary.Delta.PassRate, plural(s.Rollouts, "rollout"), s.CacheHits)
+		o.out, name, words.Count(len(with), "task"), a.PassRate.Mean, c.PassRate.Mean, b.RunSummary.Delta.PassRate, words.Count(s.Rollouts, "rollout"), s.CacheHits)
 	return nil
 }
 

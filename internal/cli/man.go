@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/git-descent/git-descent/internal/words"
 )
 
 type manOptions struct {
@@ -64,7 +66,7 @@ func runMan(e *env, root *cobra.Command, o manOptions) error {
 		return fmt.Errorf("writing the manual pages: %w", err)
 	}
 	pages, _ := filepath.Glob(filepath.Join(dir, "git-descent*.1"))
-	fmt.Fprintf(e.stdout, "wrote %s to %s\n", plural(len(pages), "manual page"), dir)
+	fmt.Fprintf(e.stdout, "wrote %s to %s\n", words.Count(len(pages), "manual page"), dir)
 	// man's own answer is the only reliable one: its search path depends on
 	// PATH, MANPATH and /etc/manpath.config.
 	want := filepath.Join(dir, "git-descent.1")

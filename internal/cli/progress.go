@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/git-descent/git-descent/evolve"
+	"github.com/git-descent/git-descent/internal/words"
 )
 
 // display sets how a run shows itself: with asJSON a JSON-lines event
@@ -143,7 +144,7 @@ func statusLines(s evolve.Status, width int) []string {
 	if s.Left > 0 {
 		head += fmt.Sprintf(" · %s left", dur(s.Left))
 	}
-	head += fmt.Sprintf(" · %s decided", plural(s.Round, "round"))
+	head += fmt.Sprintf(" · %s decided", words.Count(s.Round, "round"))
 	if s.Doing != "" {
 		head += " · " + s.Doing
 	}
@@ -167,7 +168,7 @@ func statusLines(s evolve.Status, width int) []string {
 		}
 		line := "   dev validation " + strings.Join(scores, " → ")
 		if s.Tokens > 0 || s.Cost > 0 {
-			line += fmt.Sprintf(" · spent %s, $%.2f", plural(s.Tokens, "token"), s.Cost)
+			line += fmt.Sprintf(" · spent %s, $%.2f", words.Count(s.Tokens, "token"), s.Cost)
 		}
 		lines = append(lines, line)
 	}
@@ -188,7 +189,7 @@ func statusLine(s evolve.Status) string {
 		}
 	}
 	line := fmt.Sprintf("progress: %s, %s decided; %d of %d workers busy; rollouts %d run, %d from the cache, %d running, %d waiting",
-		dur(s.Elapsed), plural(s.Round, "round"), busy, len(s.Workers), s.Rollouts.Run, s.Rollouts.Cached, s.Rollouts.Running, s.Rollouts.Waiting)
+		dur(s.Elapsed), words.Count(s.Round, "round"), busy, len(s.Workers), s.Rollouts.Run, s.Rollouts.Cached, s.Rollouts.Running, s.Rollouts.Waiting)
 	if n := len(s.Validation); n > 0 {
 		line += fmt.Sprintf("; dev %.2f", s.Validation[n-1].Score)
 	}

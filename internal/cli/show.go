@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
@@ -247,7 +248,7 @@ func showMerge(ctx context.Context, e *env, o showOptions, repo *git.Repo, commi
 	default:
 		fmt.Fprintf(w, "stable does not have it yet (git descent promote %s)\n", lib.Name)
 	}
-	fmt.Fprintf(w, "\n%s:\n", plural(len(ds), "proposal", "proposals"))
+	fmt.Fprintf(w, "\n%s:\n", words.Count(len(ds), "proposal", "proposals"))
 	for _, d := range ds {
 		fmt.Fprintf(w, "  %s  w%-4s %s  %s\n", d.Proposal.Short(), d.Worker, d.Outcome, d.Subject)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 )
@@ -145,20 +146,20 @@ func printStatus(e *env, st libraryStatus) {
 	fmt.Fprintf(w, "  dev     %s  %s  %s\n", st.Dev.Short(), ledger.Short(refs.Dev()), score(st.Dev, st.State.Dev, st.State.DevScore))
 	fmt.Fprintf(w, "  stable  %s  %s  %s\n", st.Stable.Short(), ledger.Short(refs.Stable()), score(st.Stable, st.State.Stable, st.State.StableScore))
 	fmt.Fprintf(w, "  %s, %s, %s; dev has held up for %s since it last moved\n",
-		plural(st.State.Round, "round"), plural(st.State.Commits, "dev commit"), plural(len(st.State.Promotions), "promotion"), plural(st.State.CleanRounds, "round"))
+		words.Count(st.State.Round, "round"), words.Count(st.State.Commits, "dev commit"), words.Count(len(st.State.Promotions), "promotion"), words.Count(st.State.CleanRounds, "round"))
 	fmt.Fprintf(w, "  decisions: %s\n", outcomeList(st.Outcomes))
 	if st.State.Noise != nil {
 		fmt.Fprintf(w, "  agent: %s\n", st.State.Noise)
 	}
 	if n := len(st.State.Refile); n > 0 {
-		fmt.Fprintf(w, "  %s re-filed for the next round\n", plural(n, "proposal"))
+		fmt.Fprintf(w, "  %s re-filed for the next round\n", words.Count(n, "proposal"))
 	}
 	if n := len(st.State.Promising); n > 0 {
-		fmt.Fprintf(w, "  %s to be pooled with later ones (promising-rounds = %d)\n", plural(n, "promising proposal waits", "promising proposals wait"), st.PromisingRounds)
+		fmt.Fprintf(w, "  %s to be pooled with later ones (promising-rounds = %d)\n", words.Count(n, "promising proposal waits", "promising proposals wait"), st.PromisingRounds)
 	}
 	if n := len(st.State.Rollbacks); n > 0 {
 		last := st.State.Rollbacks[n-1]
-		fmt.Fprintf(w, "  %s; last: dev %s → %s\n", plural(n, "rollback"), last.From.Short(), last.To.Short())
+		fmt.Fprintf(w, "  %s; last: dev %s → %s\n", words.Count(n, "rollback"), last.From.Short(), last.To.Short())
 	}
 	if st.State.Tokens > 0 || st.State.Cost > 0 {
 		fmt.Fprintf(w, "  spent so far: %d tokens, %s\n", st.State.Tokens, budget.Cost(st.State.Cost, st.State.Unpriced))
@@ -167,6 +168,6 @@ func printStatus(e *env, st libraryStatus) {
 		fmt.Fprintf(w, "  %-28s %s  %s\n", ws.Branch, ws.Commit.Short(), ws.Decision)
 	}
 	if st.Undecided > 0 {
-		fmt.Fprintf(w, "  %s: the next evolve decides them first\n", plural(st.Undecided, "proposal awaits a decision", "proposals await a decision"))
+		fmt.Fprintf(w, "  %s: the next evolve decides them first\n", words.Count(st.Undecided, "proposal awaits a decision", "proposals await a decision"))
 	}
 }
