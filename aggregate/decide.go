@@ -86,11 +86,12 @@ func (d *decider) alone(ctx context.Context, s *Submission) (*fusion, error) {
 }
 
 // bestAlone scores each of subs merged alone onto the round's dev on tasks
-// and returns the best (the first of equals) with its score.
-func (d *decider) bestAlone(ctx context.Context, subs []*Submission, tasks []eval.Task) (*fusion, float64, error) {
+// and returns the best (the first of equals) with its score. The versions
+// in also are rolled out in the same wave, for the caller to score next.
+func (d *decider) bestAlone(ctx context.Context, subs []*Submission, tasks []eval.Task, also ...scoring) (*fusion, float64, error) {
 	var best *fusion
 	bestScore := -1.0
-	var jobs []scoring
+	jobs := also
 	for _, s := range subs {
 		if f, err := d.alone(ctx, s); err == nil {
 			jobs = append(jobs, scoring{f.tree, tasks})

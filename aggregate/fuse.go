@@ -127,11 +127,11 @@ func (a *Aggregator) settle(ctx context.Context, d *decider, dev git.Hash, membe
 	}
 	rivals := overlapping(members, s)
 	tasks := a.heldOut(append([]*Submission{s}, rivals...))
-	sScore, err := a.scoreTree(ctx, alone.tree, tasks)
+	best, bestScore, err := d.bestAlone(ctx, rivals, tasks, scoring{alone.tree, tasks})
 	if err != nil {
 		return nil, err
 	}
-	best, bestScore, err := d.bestAlone(ctx, rivals, tasks)
+	sScore, err := a.scoreTree(ctx, alone.tree, tasks)
 	if err != nil {
 		return nil, err
 	}

@@ -25,11 +25,11 @@ func (a *Aggregator) rank(ctx context.Context, d *decider, state *ledger.State, 
 	if !a.Library.Tournament && len(tasks) > semanticSubset {
 		tasks = tasks[:semanticSubset]
 	}
-	fused, err := a.scoreTree(ctx, cand.tree, tasks)
+	best, bestScore, err := d.bestAlone(ctx, cand.members, tasks, scoring{cand.tree, tasks})
 	if err != nil {
 		return nil, err
 	}
-	best, bestScore, err := d.bestAlone(ctx, cand.members, tasks)
+	fused, err := a.scoreTree(ctx, cand.tree, tasks)
 	if err != nil {
 		return nil, err
 	}

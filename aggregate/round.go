@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-descent/git-descent/accept"
+	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 )
@@ -293,8 +294,44 @@ func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, comm
 			return e
 		}
 	}
+	rest, done := a.warmRest(ctx, e.f)
 	e.v.Gate, e.err = a.gate(ctx, dev, e.f, commits)
+	if !e.accepted() {
+		rest()
+	}
+	done()
 	return e
+}
+
+// warmRest rolls the candidate out, while its gate runs, on the validation
+// tasks the gate leaves out (cross-fitted: its members' own), which dev's
+// score needs the moment it is committed: a wave of rollouts after the
+// commit saved. The rollouts only measure; no decision rests on them. stop
+// cancels them (the gate rejected); done waits for them to end.
+func (a *Aggregator) warmRest(ctx context.Context, f *fusion) (stop, done func()) {
+	held := map[string]bool{}
+	for _, t := range a.heldOut(f.members) {
+		held[t.ID] = true
+	}
+	var rest []eval.Task
+	for _, t := range a.Validation {
+		if !held[t.ID] {
+			rest = append(rest, t)
+		}
+	}
+	ctx, stop = context.WithCancel(ctx)
+	if len(rest) == 0 {
+		return stop, stop
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_, _ = a.scoreTree(ctx, f.tree, rest)
+	}()
+	return stop, func() {
+		<-ended
+		stop()
+	}
 }
 
 // measureAndPromote scores dev and stable on validation after the round's

@@ -69,6 +69,7 @@ type Result struct {
 	TrueScore    float64 `json:"true_score"`
 	Rollouts     int64   `json:"rollouts"`
 	Hedges       int64   `json:"hedges"` // rollouts started again because they ran far beyond their estimate
+	Busy         float64 `json:"busy"`   // the share of rollout slots in use, over the run
 	// GateTasks is the tasks the gates were over, GateCompared those they
 	// compared before deciding: the rest were saved by early decisions.
 	GateTasks    int `json:"gate_tasks"`
@@ -201,7 +202,7 @@ func runOnce(ctx context.Context, o Options, d Domain, c config, run int) (Resul
 	if err != nil {
 		return res, err
 	}
-	res.Final, res.Seconds, res.Rollouts, res.Hedges = sum.Final, sum.Seconds, sum.Rollouts, sum.Hedges
+	res.Final, res.Seconds, res.Rollouts, res.Hedges, res.Busy = sum.Final, sum.Seconds, sum.Rollouts, sum.Hedges, sum.Busy
 	res.Proposals, res.Committed, res.Commits = sum.Proposals, sum.Outcomes[ledger.Committed], sum.Merges
 	if h := sum.History; len(h) > 1 {
 		res.Evolving = h[len(h)-1].Seconds - h[0].Seconds
@@ -320,8 +321,8 @@ func (r Result) line(d Domain) string {
 	if r.Reached {
 		reached = fmt.Sprintf("%.2f at %.1fs", d.Target(), r.ToTarget)
 	}
-	return fmt.Sprintf("validation %.2f (%s), true %.2f, %d proposals (%.1f/s), %d committed in %d dev commits, %d false, %d wrong kept, %d rollouts (%d hedged), %.1fs",
-		r.Final, reached, r.TrueScore, r.Proposals, r.Throughput(), r.Committed, r.Commits, r.FalseCommits, r.Wrong, r.Rollouts, r.Hedges, r.Seconds)
+	return fmt.Sprintf("validation %.2f (%s), true %.2f, %d proposals (%.1f/s), %d committed in %d dev commits, %d false, %d wrong kept, %d rollouts (%d hedged, slots %.0f%% busy), %.1fs",
+		r.Final, reached, r.TrueScore, r.Proposals, r.Throughput(), r.Committed, r.Commits, r.FalseCommits, r.Wrong, r.Rollouts, r.Hedges, 100*r.Busy, r.Seconds)
 }
 
 // printTable prints one domain's runs, a row per configuration (gate,

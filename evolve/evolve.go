@@ -119,6 +119,7 @@ type Summary struct {
 	Rollouts   int64                  `json:"rollouts"`
 	CacheHits  int64                  `json:"cache_hits"`
 	Hedges     int64                  `json:"hedges"`                // rollouts started again on a free slot because they ran far beyond their estimate
+	Busy       float64                `json:"busy"`                  // the share of the --jobs rollout slots running a rollout, over the run (1: never one idle)
 	Errored    int64                  `json:"errored"`               // rollouts that could not run (not scored, not cached)
 	FirstError string                 `json:"first_error,omitempty"` // the first of them
 	// Validation is how candidates were judged: "split" or "cross"
@@ -186,6 +187,9 @@ func Evolve(ctx context.Context, repo *git.Repo, lib *library.Library, opts Opti
 		sum.Seconds = time.Since(start).Seconds()
 		st := r.eval.Stats()
 		sum.Rollouts, sum.CacheHits, sum.Hedges = st.Rollouts, st.Hits, st.Hedges
+		if sum.Seconds > 0 {
+			sum.Busy = st.Time.Seconds() / (float64(r.opts.Jobs) * sum.Seconds)
+		}
 		sum.Errored, sum.FirstError = st.Errored, st.FirstError
 		sum.Tokens, sum.Cost = meter.Total()
 		sum.Unpriced = meter.Unpriced()

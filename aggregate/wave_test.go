@@ -1,0 +1,122 @@
+package aggregate
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/ledger"
+)
+
+// trackVersions makes f's scorer hold each rollout a moment and count the
+// library versions rolled out at once; peak returns the most seen since
+// the last reset.
+func trackVersions(f *fixture) (peak func() int, reset func()) {
+	var mu sync.Mutex
+	active, most := map[git.Hash]int{}, 0
+	f.agg.Scorer = scorerFunc(func(ctx context.Context, tree git.Hash, task eval.Task, repeat int) (Outcome, error) {
+		mu.Lock()
+		active[tree]++
+		most = max(most, len(active))
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		defer func() {
+			mu.Lock()
+			if active[tree]--; active[tree] == 0 {
+				delete(active, tree)
+			}
+			mu.Unlock()
+		}()
+		return f.scorer.Rollout(ctx, tree, task, repeat)
+	})
+	f.agg.obs = newObservations(f.agg.Scorer)
+	peak = func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return most
+	}
+	reset = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		most = 0
+	}
+	return peak, reset
+}
+
+// The semantic-conflict check rolls the fusion out together with its
+// members alone, in one wave, not the fusion first and its members after.
+func TestRankRollsOutInOneWave(t *testing.T) {
+	f := newFixture(t, "top\nrules:\nend\n", "A", "B", "C")
+	peak, reset := trackVersions(f)
+	a := f.propose("1", "top\nrules:\nA\nend\n", 0, 1)
+	b := f.propose("2", "top\nrules:\nend\nB\n", 0, 1)
+	dev, err := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := []*Submission{a, b}
+	d, err := newDecider(f.ctx, f.agg, 1, dev, subs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand, alone, err := f.agg.fuse(f.ctx, d, dev, subs)
+	if err != nil || len(cand.members) != 2 || len(alone) != 0 {
+		t.Fatalf("fuse = %+v, %v, %v; want both fused", cand, alone, err)
+	}
+	reset()
+	kept, err := f.agg.rank(f.ctx, d, &ledger.State{}, cand)
+	if err != nil || kept != cand {
+		t.Fatalf("rank = %+v, %v; want the fusion kept", kept, err)
+	}
+	if got := peak(); got != 3 {
+		t.Errorf("rank rolled out at most %d versions at once, want the fusion's and both members' (3) together", got)
+	}
+}
+
+// While a cross-fitted gate runs, the candidate is rolled out on the tasks
+// the gate leaves out (its members' own), which dev's score needs once it
+// is committed.
+func TestGateWarmsTheRest(t *testing.T) {
+	f := newFixture(t, "top\nrules:\nend\n", "A", "B", "C")
+	f.seedNoise(agreeing(12))
+	f.agg.CrossFit = true
+	a := f.propose("1", "top\nrules:\nA\nB\nend\n", 0, 1, "A")
+	own := a.Proposal.Tasks[0]
+	f.agg.Validation = append(f.agg.Validation, f.agg.Train[own])
+	cand, err := f.repo.TreeOf(f.ctx, a.Proposal.Commit, "skills/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The gate's rollouts of the candidate wait until its own task's has
+	// started (or, should it never, a while).
+	started := make(chan struct{})
+	var once sync.Once
+	var overlapped atomic.Bool
+	f.agg.Scorer = scorerFunc(func(ctx context.Context, tree git.Hash, task eval.Task, repeat int) (Outcome, error) {
+		if tree == cand && task.ID == own {
+			once.Do(func() { close(started) })
+		} else if tree == cand {
+			select {
+			case <-started:
+				overlapped.Store(true)
+			case <-time.After(10 * time.Second):
+			}
+		}
+		return f.scorer.Rollout(ctx, tree, task, repeat)
+	})
+	f.agg.obs = newObservations(f.agg.Scorer)
+	res := f.round(a)
+	if got := outcomes(res); got["1"] != ledger.Committed {
+		t.Fatalf("outcomes = %v, want w1 committed", got)
+	}
+	if !overlapped.Load() {
+		t.Error("the candidate's own task was not rolled out while its gate ran")
+	}
+	if got := res.DevScore; abs(got-0.75) > 1e-9 {
+		t.Errorf("dev's validation score = %v, want 0.75 (C failing)", got)
+	}
+}
