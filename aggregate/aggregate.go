@@ -66,8 +66,15 @@ type Aggregator struct {
 	// of its members' proposers saw (Validation then holds the train and
 	// validation splits together), instead of on all of Validation.
 	CrossFit bool
+	// Upcoming, when set, returns the proposals that have arrived for the
+	// next round and are not in this one (the asynchronous runtime's
+	// queue); while a candidate's gate runs, their split evidence is
+	// rolled out on it in advance (see warmNext). It is called from the
+	// goroutines that evaluate candidates.
+	Upcoming func() []*Submission
 
 	obs     *observations
+	spec    speculations
 	decided map[git.Hash]bool // proposals the journal holds a decision on; nil until a round loads it
 	// refused holds the changes the gate rejected alone in this run, each
 	// against the dev it was gated on (see refuse); only rounds, one at a

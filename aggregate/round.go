@@ -295,9 +295,11 @@ func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, comm
 		}
 	}
 	rest, done := a.warmRest(ctx, e.f)
+	spec := a.warmNext(ctx, dev, e.f)
 	e.v.Gate, e.err = a.gate(ctx, dev, e.f, commits)
 	if !e.accepted() {
 		rest()
+		spec()
 	}
 	done()
 	return e

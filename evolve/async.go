@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,12 +48,13 @@ type pipeline struct {
 	queue chan stepResult
 
 	mu        sync.Mutex
-	dev       git.Hash // dev as the aggregator last left it
-	version   int      // dev commits made by this run so far
-	epoch     int      // bumped at each stall
-	taken     int      // steps started
-	quietRun  int      // proposals decided in a row without a commit
-	abandoned int      // steps abandoned for lag or a stall
+	upcoming  []*aggregate.Submission // proposals queued or being queued, not yet taken by a round
+	dev       git.Hash                // dev as the aggregator last left it
+	version   int                     // dev commits made by this run so far
+	epoch     int                     // bumped at each stall
+	taken     int                     // steps started
+	quietRun  int                     // proposals decided in a row without a commit
+	abandoned int                     // steps abandoned for lag or a stall
 	stalls    int
 	step      time.Duration // moving average of a step's duration
 	// active is how many workers may take steps (the first active by
@@ -79,7 +81,11 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
 	fmt.Fprintf(r.opts.Out, "runtime: asynchronous (%d steps at most; a snapshot may lag dev by %s)\n",
 		p.steps, words.Count(r.opts.AsyncRatio, "commit"))
 	r.agg.OnCommit = p.committed
-	defer func() { r.agg.OnCommit = nil }()
+	r.agg.Upcoming = p.next
+	defer func() {
+		r.agg.StopSpeculating()
+		r.agg.OnCommit, r.agg.Upcoming = nil, nil
+	}()
 	wctx, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
 	// Parked workers wait on p.wake: wake them when the workers are stopped.
@@ -159,12 +165,40 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 			p.mu.Unlock()
 			continue
 		}
+		p.arriving(res.sub)
 		select {
 		case p.queue <- res:
 		case <-ctx.Done():
 			return context.Canceled
 		}
 	}
+}
+
+// arriving notes a proposal on its way into the queue, for the aggregator
+// to warm its evidence while the round before it runs (Aggregator.Upcoming).
+func (p *pipeline) arriving(s *aggregate.Submission) {
+	if s == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.upcoming = append(p.upcoming, s)
+}
+
+// collected removes a round's proposals from the upcoming ones.
+func (p *pipeline) collected(batch []stepResult) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, it := range batch {
+		p.upcoming = slices.DeleteFunc(p.upcoming, func(s *aggregate.Submission) bool { return s == it.sub })
+	}
+}
+
+// next is the proposals that have arrived for the next round.
+func (p *pipeline) next() []*aggregate.Submission {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.upcoming)
 }
 
 // take hands out the next step, numbered from where the journal's rounds
@@ -220,6 +254,7 @@ func (p *pipeline) aggregate(ctx context.Context, stopWorkers context.CancelFunc
 			return ctx.Err()
 		}
 		p.adapt(len(batch), waited)
+		p.collected(batch)
 		began := time.Now()
 		res, err := r.aggregate(ctx, batch)
 		p.release(batch)
