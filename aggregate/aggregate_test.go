@@ -567,24 +567,7 @@ func TestRoundDecidesAProposalOnce(t *testing.T) {
 func TestParallelGates(t *testing.T) {
 	f := newFixture(t, "top\nrules:\nend\n", "A", "B", "C", "D")
 	f.agg.Gates = 3
-	var mu sync.Mutex
-	active, most := map[git.Hash]int{}, 0
-	f.agg.Scorer = scorerFunc(func(ctx context.Context, tree git.Hash, task eval.Task, repeat int) (Outcome, error) {
-		mu.Lock()
-		active[tree]++
-		most = max(most, len(active))
-		mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
-		defer func() {
-			mu.Lock()
-			if active[tree]--; active[tree] == 0 {
-				delete(active, tree)
-			}
-			mu.Unlock()
-		}()
-		return f.scorer.Rollout(ctx, tree, task, repeat)
-	})
-	f.agg.obs = newObservations(f.agg.Scorer)
+	peak, _ := trackVersions(f)
 	f.seedNoise(agreeing(12))
 	f.agg.Jobs = 8
 	// No gain in their own evidence: each is a candidate of its own.
@@ -596,7 +579,7 @@ func TestParallelGates(t *testing.T) {
 	if got["1"] != ledger.Committed || got["2"] != ledger.Committed || got["3"] != ledger.Rejected {
 		t.Fatalf("outcomes = %v, want w1 and w2 committed, w3 rejected", got)
 	}
-	if most < 3 {
+	if most := peak(); most < 3 {
 		t.Errorf("at most %d library versions were rolled out at once, want the three candidates' (and dev's) together", most)
 	}
 	if got, want := f.skill("refs/heads/descent/s/dev"), "top\nrules:\nA\nend\nB\n"; got != want {

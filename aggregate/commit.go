@@ -71,11 +71,7 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 		}
 		return "", nil
 	}
-	parents := []git.Hash{dev}
-	for _, m := range cand.members {
-		parents = append(parents, m.Proposal.Commit)
-	}
-	merge, err := a.Repo.CommitTree(ctx, git.CommitTreeRequest{Tree: cand.tree, Parents: parents, Message: mergeCard(a.Library.Name, state.Round, cand.members, g).Message()})
+	merge, err := a.Repo.CommitTree(ctx, git.CommitTreeRequest{Tree: cand.tree, Parents: mergeParents(dev, cand.members), Message: mergeCard(a.Library.Name, state.Round, cand.members, g).Message()})
 	if err != nil {
 		return "", err
 	}
@@ -104,6 +100,16 @@ func (a *Aggregator) commit(ctx context.Context, d *decider, state *ledger.State
 		a.OnCommit(merge)
 	}
 	return merge, nil
+}
+
+// mergeParents is the parents of the dev commit that merges members into
+// dev: dev first, then each member's proposal.
+func mergeParents(dev git.Hash, members []*Submission) []git.Hash {
+	parents := []git.Hash{dev}
+	for _, m := range members {
+		parents = append(parents, m.Proposal.Commit)
+	}
+	return parents
 }
 
 // verdicts are the decisions on a candidate's members: committed as merge

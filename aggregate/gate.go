@@ -70,8 +70,16 @@ func (a *Aggregator) window() int { return max(a.Jobs, 1) }
 // heldOut is the tasks a candidate is judged on: the validation split, or,
 // cross-fitted, every pooled task none of its members' proposers saw.
 func (a *Aggregator) heldOut(members []*Submission) []eval.Task {
+	held, _ := a.splitValidation(members)
+	return held
+}
+
+// splitValidation splits Validation into the tasks a candidate is judged
+// on (heldOut) and the rest: cross-fitted, those its members' proposers
+// saw; otherwise none.
+func (a *Aggregator) splitValidation(members []*Submission) (held, rest []eval.Task) {
 	if !a.CrossFit {
-		return a.Validation
+		return a.Validation, nil
 	}
 	seen := map[string]bool{}
 	for _, m := range members {
@@ -79,11 +87,12 @@ func (a *Aggregator) heldOut(members []*Submission) []eval.Task {
 			seen[id] = true
 		}
 	}
-	var out []eval.Task
 	for _, t := range a.Validation {
-		if !seen[t.ID] {
-			out = append(out, t)
+		if seen[t.ID] {
+			rest = append(rest, t)
+		} else {
+			held = append(held, t)
 		}
 	}
-	return out
+	return held, rest
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/git-descent/git-descent/accept"
-	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 )
@@ -311,16 +310,7 @@ func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, comm
 // commit saved. The rollouts only measure; no decision rests on them. stop
 // cancels them (the gate rejected); done waits for them to end.
 func (a *Aggregator) warmRest(ctx context.Context, f *fusion) (stop, done func()) {
-	held := map[string]bool{}
-	for _, t := range a.heldOut(f.members) {
-		held[t.ID] = true
-	}
-	var rest []eval.Task
-	for _, t := range a.Validation {
-		if !held[t.ID] {
-			rest = append(rest, t)
-		}
-	}
+	_, rest := a.splitValidation(f.members)
 	ctx, stop = context.WithCancel(ctx)
 	if len(rest) == 0 {
 		return stop, stop

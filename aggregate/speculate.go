@@ -28,7 +28,7 @@ type speculated struct {
 // warmNext is speculative stage completion (FlashEvolve): while c's gate
 // runs against dev, each proposal that has arrived for the next round is
 // merged onto c as dev would be were c committed (a dangling commit with
-// the parents the real one will have, so the merge is the one the next
+// the real one's parents, mergeParents, so the merge is the one the next
 // round makes), and both are rolled out on the proposal's own train
 // tasks: the evidence the next round's split re-runs, then read from the
 // cache. No decision rests on these rollouts. stop cancels them (c was
@@ -48,10 +48,7 @@ func (a *Aggregator) warmNext(ctx context.Context, dev git.Hash, c *fusion) (sto
 	if len(next) == 0 {
 		return func() {}
 	}
-	parents := []git.Hash{dev}
-	for _, m := range c.members {
-		parents = append(parents, m.Proposal.Commit)
-	}
+	parents := mergeParents(dev, c.members)
 	ctx, stop = context.WithCancel(ctx)
 	a.spec.mu.Lock()
 	a.spec.stops = append(a.spec.stops, stop)
