@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/merge"
 )
 
 // trackVersions makes f's scorer hold each rollout a moment and count the
@@ -118,5 +120,52 @@ func TestGateWarmsTheRest(t *testing.T) {
 	}
 	if got := res.DevScore; abs(got-0.75) > 1e-9 {
 		t.Errorf("dev's validation score = %v, want 0.75 (C failing)", got)
+	}
+}
+
+// While a candidate's gate runs, a proposal that has arrived for the next
+// round is merged onto it and rolled out on its own tasks, so that the
+// next round, which checks it on the dev the candidate became, reads that
+// evidence from the cache instead of rolling it out again.
+func TestGateSpeculatesTheNextSplit(t *testing.T) {
+	f := newFixture(t, "top\nrules:\nend\n", "A", "B", "C")
+	f.seedNoise(agreeing(12))
+	a := f.propose("1", "top\nrules:\nA\nend\n", 0, 1, "A")
+	b := f.propose("2", "top\nrules:\nend\nB\n", 0, 1, "B")
+	f.agg.Upcoming = func() []*Submission { return []*Submission{b} }
+	defer f.agg.StopSpeculating()
+	res := f.round(a)
+	if got := outcomes(res); got["1"] != ledger.Committed {
+		t.Fatalf("outcomes = %v, want w1 committed", got)
+	}
+	f.agg.spec.wg.Wait() // the speculation runs on past its round; let it end
+	dev, err := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := f.repo.MergeTree(f.ctx, merge.TreeRequest(dev, b.Proposal.Commit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := f.repo.TreeOf(f.ctx, merged, "skills/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := b.Proposal.Tasks[0]
+	rolled := func() int {
+		f.scorer.mu.Lock()
+		defer f.scorer.mu.Unlock()
+		return len(slices.DeleteFunc(slices.Clone(f.scorer.rolled[next]), func(id string) bool { return id != own }))
+	}
+	if got := rolled(); got != 1 {
+		t.Fatalf("w2's merge onto the committed candidate was rolled out on its own task %d times during w1's round, want once", got)
+	}
+	f.agg.Upcoming = nil
+	res = f.round(b)
+	if got := outcomes(res); got["2"] != ledger.Committed {
+		t.Fatalf("outcomes = %v, want w2 committed", got)
+	}
+	if got := rolled(); got != 1 {
+		t.Errorf("the next round rolled w2's merge out on its own task again (%d times in all), want the speculated rollout read from the cache", got)
 	}
 }
