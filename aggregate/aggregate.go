@@ -12,6 +12,7 @@ import (
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // Submission is a proposal handed to the aggregator, with the files it
@@ -149,9 +150,11 @@ func (r *RoundResult) Committed() int {
 // already made, e.g. invalid edits). Each commit to dev is recorded in the
 // journal in the same transaction. A dev or stable that something other
 // than git-descent moved (not where the journal left it) is never built on:
-// the round stops with a *ledger.MovedError.
+// the round stops with a *ledger.MovedError. Its rollouts wait for slots
+// at sandbox.Critical, ahead of the workers' (every worker ends up waiting
+// for its decisions); what it speculates, at sandbox.Speculative.
 func (a *Aggregator) Round(ctx context.Context, subs []*Submission, others []ledger.Decision) (*RoundResult, error) {
-	return a.round(ctx, subs, others)
+	return a.round(sandbox.WithPriority(ctx, sandbox.Critical), subs, others)
 }
 
 // roundMessage is the journal commit's message.

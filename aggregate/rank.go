@@ -50,6 +50,29 @@ func (a *Aggregator) rank(ctx context.Context, d *decider, state *ledger.State, 
 	return best, nil
 }
 
+// gateAhead rolls a fusion of two or more proposals out on its gate's
+// tasks while rank checks it against its members alone, in the same wave:
+// rank mostly keeps the fusion, whose gate then finds those rollouts done
+// or running rather than starting a wave of its own. stop, called once
+// rank has replaced the fusion or its gate has decided (a rejection may
+// need only a few tasks), cancels what is still running and waits for it
+// to end; it may be called again. No decision rests on these rollouts.
+func (a *Aggregator) gateAhead(ctx context.Context, c *fusion) (stop func()) {
+	if len(c.members) < 2 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_, _ = a.scoreTree(ctx, c.tree, a.heldOut(c.members))
+	}()
+	return func() {
+		cancel()
+		<-ended
+	}
+}
+
 // recordTournament adds one contest to the fusion statistics.
 func recordTournament(s *ledger.FusionStats, gain float64) {
 	s.Contested++

@@ -11,6 +11,7 @@ import (
 	"github.com/git-descent/git-descent/accept"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // round is one aggregation:
@@ -142,8 +143,15 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 		return err
 	}
 	solos = append(alone, solos...)
-	if cand, err = a.rank(ctx, d, state, cand); err != nil {
+	stopAhead := a.gateAhead(ctx, cand)
+	defer stopAhead()
+	ranked, err := a.rank(ctx, d, state, cand)
+	if err != nil {
 		return err
+	}
+	if ranked != cand {
+		stopAhead()
+		cand = ranked
 	}
 	var queue []*fusion
 	if len(cand.members) > 0 {
@@ -154,6 +162,7 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 		batch := a.speculate(queue)
 		queue = queue[len(batch):]
 		evals := a.evaluateAll(ctx, res.Dev, batch, state.Commits, maps.Clone(a.refused))
+		stopAhead() // the fusion's gate has decided
 		var front []*fusion
 		var again []*Submission
 		for _, e := range evals {
@@ -311,7 +320,7 @@ func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, comm
 // cancels them (the gate rejected); done waits for them to end.
 func (a *Aggregator) warmRest(ctx context.Context, f *fusion) (stop, done func()) {
 	_, rest := a.splitValidation(f.members)
-	ctx, stop = context.WithCancel(ctx)
+	ctx, stop = context.WithCancel(sandbox.WithPriority(ctx, sandbox.Speculative))
 	if len(rest) == 0 {
 		return stop, stop
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/merge"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // speculations are the speculative rollouts still running, which may
@@ -49,7 +50,7 @@ func (a *Aggregator) warmNext(ctx context.Context, dev git.Hash, c *fusion) (sto
 		return func() {}
 	}
 	parents := mergeParents(dev, c.members)
-	ctx, stop = context.WithCancel(ctx)
+	ctx, stop = context.WithCancel(sandbox.WithPriority(ctx, sandbox.Speculative))
 	a.spec.mu.Lock()
 	a.spec.stops = append(a.spec.stops, stop)
 	a.spec.wg.Add(1)

@@ -12,6 +12,7 @@ import (
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/merge"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // trackVersions makes f's scorer hold each rollout a moment and count the
@@ -134,6 +135,18 @@ func TestGateSpeculatesTheNextSplit(t *testing.T) {
 	b := f.propose("2", "top\nrules:\nend\nB\n", 0, 1, "B")
 	f.agg.Upcoming = func() []*Submission { return []*Submission{b} }
 	defer f.agg.StopSpeculating()
+	var mu sync.Mutex
+	priority := map[git.Hash]map[string]sandbox.Priority{} // of each version's rollouts, by task
+	f.agg.Scorer = scorerFunc(func(ctx context.Context, tree git.Hash, task eval.Task, repeat int) (Outcome, error) {
+		mu.Lock()
+		if priority[tree] == nil {
+			priority[tree] = map[string]sandbox.Priority{}
+		}
+		priority[tree][task.ID] = sandbox.PriorityOf(ctx)
+		mu.Unlock()
+		return f.scorer.Rollout(ctx, tree, task, repeat)
+	})
+	f.agg.obs = newObservations(f.agg.Scorer)
 	res := f.round(a)
 	if got := outcomes(res); got["1"] != ledger.Committed {
 		t.Fatalf("outcomes = %v, want w1 committed", got)
@@ -160,6 +173,18 @@ func TestGateSpeculatesTheNextSplit(t *testing.T) {
 	if got := rolled(); got != 1 {
 		t.Fatalf("w2's merge onto the committed candidate was rolled out on its own task %d times during w1's round, want once", got)
 	}
+	// The speculation waits for slots behind everything else; the gate
+	// ahead of everything.
+	cand, err := f.repo.TreeOf(f.ctx, a.Proposal.Commit, "skills/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := priority[next][own]; p != sandbox.Speculative {
+		t.Errorf("the speculative rollout ran at priority %d, want Speculative (%d)", p, sandbox.Speculative)
+	}
+	if p := priority[cand]["a"]; p != sandbox.Critical {
+		t.Errorf("the gate's rollout ran at priority %d, want Critical (%d)", p, sandbox.Critical)
+	}
 	f.agg.Upcoming = nil
 	res = f.round(b)
 	if got := outcomes(res); got["2"] != ledger.Committed {
@@ -167,5 +192,53 @@ func TestGateSpeculatesTheNextSplit(t *testing.T) {
 	}
 	if got := rolled(); got != 1 {
 		t.Errorf("the next round rolled w2's merge out on its own task again (%d times in all), want the speculated rollout read from the cache", got)
+	}
+}
+
+// While rank checks a fusion against its members alone, the fusion is
+// already rolled out on the tasks only its gate uses, in the same wave.
+func TestFusionGatedWhileRanked(t *testing.T) {
+	f := newFixture(t, "top\nrules:\nend\n", "A", "B", "C", "D", "E", "F", "G", "H", "I", "J")
+	f.seedNoise(agreeing(12))
+	a := f.propose("1", "top\nrules:\nA\nend\n", 0, 1, "A")
+	b := f.propose("2", "top\nrules:\nend\nB\n", 0, 1, "B")
+	alone := map[git.Hash]bool{}
+	for _, s := range []*Submission{a, b} {
+		tree, err := f.repo.TreeOf(f.ctx, s.Proposal.Commit, "skills/s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[tree] = true
+	}
+	dev, err := f.repo.TreeOf(f.ctx, f.start, "skills/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateOnly := map[string]bool{"i": true, "j": true} // validation beyond rank's subset of 8
+	// The members' rollouts wait until a gate-only rollout of the fusion
+	// has started (or, should none before rank ends, a while).
+	started := make(chan struct{})
+	var once sync.Once
+	var overlapped atomic.Bool
+	f.agg.Scorer = scorerFunc(func(ctx context.Context, tree git.Hash, task eval.Task, repeat int) (Outcome, error) {
+		switch {
+		case alone[tree] && f.agg.Train[task.ID].ID == "": // rank's, not split's
+			select {
+			case <-started:
+				overlapped.Store(true)
+			case <-time.After(3 * time.Second):
+			}
+		case tree != dev && gateOnly[task.ID]:
+			once.Do(func() { close(started) })
+		}
+		return f.scorer.Rollout(ctx, tree, task, repeat)
+	})
+	f.agg.obs = newObservations(f.agg.Scorer)
+	res := f.round(a, b)
+	if got := outcomes(res); got["1"] != ledger.Committed || got["2"] != ledger.Committed {
+		t.Fatalf("outcomes = %v, want both committed", got)
+	}
+	if !overlapped.Load() {
+		t.Error("the fusion's gate-only tasks were not rolled out while rank rolled its members out alone")
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // Record is the result of one rollout.
@@ -101,9 +102,10 @@ type outcome struct {
 
 // flight is one running rollout that callers asking for its key wait for.
 type flight struct {
-	done      chan struct{} // closed by the leader when it has finished
-	outcome                 // the leader's result
-	cancelled bool          // the leader's context ended: its result is no one else's
+	done      chan struct{}  // closed by the leader when it has finished
+	outcome                  // the leader's result
+	cancelled bool           // the leader's context ended: its result is no one else's
+	claim     *sandbox.Claim // the leader's slot claim (sandbox.WithClaim), or nil
 }
 
 // OpenCache returns the cache stored in dir (created on first write). With
@@ -133,10 +135,13 @@ func (c *Cache) Do(ctx context.Context, key Key, f func() (Record, error)) (rec 
 		}
 		fl, ok := c.inflight[k]
 		if !ok {
-			fl = &flight{done: make(chan struct{})}
+			fl = &flight{done: make(chan struct{}), claim: sandbox.ClaimOf(ctx)}
 			c.inflight[k] = fl
 			c.mu.Unlock()
 			return c.lead(ctx, k, fl, f)
+		}
+		if fl.claim != nil {
+			fl.claim.Raise(sandbox.PriorityOf(ctx)) // its slot is waited for at the most urgent waiter's priority
 		}
 		c.mu.Unlock()
 		if c.testHookWait != nil {

@@ -126,6 +126,9 @@ func (e *Evaluator) Rollout(ctx context.Context, libTree git.Hash, t eval.Task) 
 // rollout with its own cache entry, for agents whose answers vary.
 func (e *Evaluator) RolloutRepeat(ctx context.Context, libTree git.Hash, t eval.Task, repeat int) (Record, error) {
 	key := Key{Tree: libTree, Task: t.Hash(), Config: e.Config, Repeat: repeat}
+	// Callers who join this rollout while it waits for a slot raise the
+	// priority it waits with to theirs (a gate joining a speculation's).
+	ctx, _ = sandbox.WithClaim(ctx)
 	rec, hit, err := e.Cache.Do(ctx, key, func() (Record, error) {
 		if e.CachedOnly {
 			return Record{}, &erroredError{errNotCached}

@@ -3,8 +3,11 @@ package rollout
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // result is what one Do call returned.
@@ -158,4 +161,57 @@ func (c *Cache) inflightLen() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.inflight)
+}
+
+// A caller that joins a rollout still waiting for a slot raises the
+// priority it waits with to its own: a gate that needs what a speculation
+// started is not left behind the workers' rollouts.
+func TestCacheJoinerRaisesTheLeadersClaim(t *testing.T) {
+	c, waiting := watchedCache("")
+	l := sandbox.NewLimiter(1)
+	bg := context.Background()
+	if err := l.Acquire(bg); err != nil {
+		t.Fatal(err)
+	}
+	granted := make(chan string, 2)
+	key := Key{Tree: "t", Task: "x", Config: "c"}
+	lctx, _ := sandbox.WithClaim(sandbox.WithPriority(bg, sandbox.Speculative))
+	leader := goDo(lctx, c, key, func() (Record, error) {
+		if err := l.Acquire(lctx); err != nil {
+			return Record{}, err
+		}
+		granted <- "speculation"
+		return Record{Task: "x", Reward: 1}, nil
+	})
+	for l.Waiting() == 0 {
+		runtime.Gosched()
+	}
+	worker := make(chan error, 1)
+	go func() {
+		err := l.Acquire(bg)
+		granted <- "worker"
+		worker <- err
+	}()
+	for l.Waiting() < 2 {
+		runtime.Gosched()
+	}
+	gate := goDo(sandbox.WithPriority(bg, sandbox.Critical), c, key, func() (Record, error) {
+		t.Error("the gate ran the rollout itself instead of joining it")
+		return Record{}, nil
+	})
+	<-waiting
+	l.Release()
+	if first := <-granted; first != "speculation" {
+		t.Errorf("the freed slot went to the %s, want the speculation the gate joined", first)
+	}
+	l.Release()
+	<-granted
+	if err := <-worker; err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []result{<-leader, <-gate} {
+		if r.err != nil || r.rec.Reward != 1 {
+			t.Errorf("Do = %+v, want the speculation's record", r)
+		}
+	}
 }
