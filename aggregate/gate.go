@@ -2,6 +2,8 @@ package aggregate
 
 import (
 	"context"
+	"math"
+	"sync"
 	"time"
 
 	"github.com/git-descent/git-descent/accept"
@@ -12,11 +14,30 @@ import (
 )
 
 // treeSource is an accept.Source over the aggregator's observations: dev
-// and the candidate as library trees.
+// and the candidate as library trees. Each gate asks for the repeats it has
+// not seen, lowest first: a repeat that is still running (rolled out ahead
+// of the gate, gateAhead) is joined, one that has finished since the gate
+// read what was known is read, rather than a fresh one rolled out.
 type treeSource struct {
 	obs       *observations
 	dev, cand git.Hash
 	tasks     []eval.Task
+	seen      *seenRepeats
+}
+
+// seenRepeats is the repeats a gate has counted or asked for, by version
+// and task.
+type seenRepeats struct {
+	mu sync.Mutex
+	by map[obsKey]map[int]bool
+}
+
+// mark adds repeat to what the gate has seen of k.
+func (s *seenRepeats) mark(k obsKey, repeat int) {
+	if s.by[k] == nil {
+		s.by[k] = map[int]bool{}
+	}
+	s.by[k][repeat] = true
 }
 
 func (t treeSource) tree(cand bool) git.Hash {
@@ -27,11 +48,29 @@ func (t treeSource) tree(cand bool) git.Hash {
 }
 
 func (t treeSource) Known(cand bool, i int) []float64 {
-	return t.obs.known(t.tree(cand), t.tasks[i].ID)
+	k := obsKey{t.tree(cand), t.tasks[i].ID}
+	var known []float64
+	t.seen.mu.Lock()
+	defer t.seen.mu.Unlock()
+	for repeat, x := range t.obs.rewards(k.tree, k.task) {
+		if !math.IsNaN(x) {
+			t.seen.mark(k, repeat)
+			known = append(known, x)
+		}
+	}
+	return known
 }
 
 func (t treeSource) Roll(ctx context.Context, cand bool, i int) (float64, bool, accept.Spent, error) {
-	reward, ok, out, err := t.obs.next(ctx, t.tree(cand), t.tasks[i])
+	k := obsKey{t.tree(cand), t.tasks[i].ID}
+	t.seen.mu.Lock()
+	repeat := 0
+	for t.seen.by[k][repeat] {
+		repeat++
+	}
+	t.seen.mark(k, repeat)
+	t.seen.mu.Unlock()
+	reward, ok, out, err := t.obs.get(ctx, k.tree, t.tasks[i], repeat)
 	return reward, ok, accept.Spent{Tokens: out.Tokens, Cost: out.Cost, Unpriced: out.Unpriced}, err
 }
 
@@ -47,7 +86,7 @@ func (a *Aggregator) gate(ctx context.Context, dev git.Hash, cand *fusion, commi
 		return nil, err
 	}
 	tasks := a.heldOut(cand.members)
-	src := treeSource{obs: a.obs, dev: devLib, cand: candLib, tasks: tasks}
+	src := treeSource{obs: a.obs, dev: devLib, cand: candLib, tasks: tasks, seen: &seenRepeats{by: map[obsKey]map[int]bool{}}}
 	devRuns := make([][]float64, len(tasks))
 	recent := make([][]float64, len(tasks))
 	ids := make([]string, len(tasks))

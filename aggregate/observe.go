@@ -61,10 +61,9 @@ type obsKey struct {
 }
 
 // runs are one version's rollouts of one task: rewards by repeat (NaN where
-// none is known yet) and how many repeat indexes were handed out.
+// none is known yet).
 type runs struct {
 	reward []float64
-	issued int
 }
 
 // values returns the rewards known, in repeat order.
@@ -112,7 +111,6 @@ func (o *observations) get(ctx context.Context, tree git.Hash, t eval.Task, repe
 		o.mu.Unlock()
 		return x, true, Outcome{}, nil
 	}
-	r.issued = max(r.issued, repeat+1)
 	o.mu.Unlock()
 	out, err := o.scorer.Rollout(ctx, tree, t, repeat)
 	if err != nil || out.Errored != "" {
@@ -122,14 +120,15 @@ func (o *observations) get(ctx context.Context, tree git.Hash, t eval.Task, repe
 	return out.Reward, true, out, nil
 }
 
-// next rolls out one more repeat of t on tree than any asked for so far.
-func (o *observations) next(ctx context.Context, tree git.Hash, t eval.Task) (float64, bool, Outcome, error) {
+// rewards returns tree's rewards on task by repeat, NaN where none is
+// known (yet).
+func (o *observations) rewards(tree git.Hash, task string) []float64 {
 	o.mu.Lock()
-	r := o.entry(tree, t.ID)
-	repeat := max(r.issued, len(r.reward))
-	r.issued = repeat + 1
-	o.mu.Unlock()
-	return o.get(ctx, tree, t, repeat)
+	defer o.mu.Unlock()
+	if r := o.runs[obsKey{tree, task}]; r != nil {
+		return slices.Clone(r.reward)
+	}
+	return nil
 }
 
 func (o *observations) record(tree git.Hash, task string, repeat int, reward float64) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/git-descent/git-descent/ledger"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // semanticSubset is how many validation tasks the semantic-conflict check
@@ -61,7 +62,9 @@ func (a *Aggregator) gateAhead(ctx context.Context, c *fusion) (stop func()) {
 	if len(c.members) < 2 {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// Speculative: rank's own rollouts come first; those rank or the gate
+	// join are raised to theirs (sandbox.Claim).
+	ctx, cancel := context.WithCancel(sandbox.WithPriority(ctx, sandbox.Speculative))
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)

@@ -3,6 +3,8 @@ package aggregate
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -220,6 +222,8 @@ func TestFusionGatedWhileRanked(t *testing.T) {
 	started := make(chan struct{})
 	var once sync.Once
 	var overlapped atomic.Bool
+	var mu sync.Mutex
+	fused := map[string]int{} // the fusion's gate-only rollouts, by task/repeat
 	f.agg.Scorer = scorerFunc(func(ctx context.Context, tree git.Hash, task eval.Task, repeat int) (Outcome, error) {
 		switch {
 		case alone[tree] && f.agg.Train[task.ID].ID == "": // rank's, not split's
@@ -230,6 +234,11 @@ func TestFusionGatedWhileRanked(t *testing.T) {
 			}
 		case tree != dev && gateOnly[task.ID]:
 			once.Do(func() { close(started) })
+			mu.Lock()
+			fused[task.ID+"/"+strconv.Itoa(repeat)]++
+			mu.Unlock()
+			// Still running when the gate starts: the gate must join it.
+			time.Sleep(200 * time.Millisecond)
 		}
 		return f.scorer.Rollout(ctx, tree, task, repeat)
 	})
@@ -240,5 +249,15 @@ func TestFusionGatedWhileRanked(t *testing.T) {
 	}
 	if !overlapped.Load() {
 		t.Error("the fusion's gate-only tasks were not rolled out while rank rolled its members out alone")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The gate asks for the repeats rolled out ahead of it (the rollout
+	// cache, not this scorer, shares one in flight), not fresh ones.
+	for k := range fused {
+		if !strings.HasSuffix(k, "/0") {
+			t.Errorf("the fusion's gate-only rollouts (task/repeat: times) = %v, want repeat 0 only: its gate asks for those started ahead of it", fused)
+			break
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/git-descent/git-descent/sandbox"
 )
@@ -183,18 +184,14 @@ func TestCacheJoinerRaisesTheLeadersClaim(t *testing.T) {
 		granted <- "speculation"
 		return Record{Task: "x", Reward: 1}, nil
 	})
-	for l.Waiting() == 0 {
-		runtime.Gosched()
-	}
+	waitUntil(t, "the speculation to wait for a slot", func() bool { return l.Waiting() == 1 })
 	worker := make(chan error, 1)
 	go func() {
 		err := l.Acquire(bg)
 		granted <- "worker"
 		worker <- err
 	}()
-	for l.Waiting() < 2 {
-		runtime.Gosched()
-	}
+	waitUntil(t, "the worker to wait for a slot", func() bool { return l.Waiting() == 2 })
 	gate := goDo(sandbox.WithPriority(bg, sandbox.Critical), c, key, func() (Record, error) {
 		t.Error("the gate ran the rollout itself instead of joining it")
 		return Record{}, nil
@@ -212,6 +209,16 @@ func TestCacheJoinerRaisesTheLeadersClaim(t *testing.T) {
 	for _, r := range []result{<-leader, <-gate} {
 		if r.err != nil || r.rec.Reward != 1 {
 			t.Errorf("Do = %+v, want the speculation's record", r)
+		}
+	}
+}
+
+// waitUntil yields until cond holds, failing the test after a while.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }

@@ -47,7 +47,9 @@ func PriorityOf(ctx context.Context) Priority {
 // Claim is the priority of a slot several callers wait for together (one
 // rollout shared by whoever asks for it, say): it starts at its first
 // caller's and is raised to that of any caller who joins, also while its
-// Acquire is waiting. The lock order is a Claim's, then a Limiter's.
+// Acquire is waiting. One Acquire at a time waits under a Claim (a
+// rollout's attempts take turns). The lock order is a Claim's, then a
+// Limiter's.
 type Claim struct {
 	mu    sync.Mutex
 	p     Priority

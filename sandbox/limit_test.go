@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -104,5 +105,36 @@ func TestLimiterCancelledWaiter(t *testing.T) {
 	l.Release()
 	if !l.TryAcquire() {
 		t.Fatal("the slot was not free after the release")
+	}
+}
+
+// Waiters cancelled at any moment, some as a slot is handed to them, leave
+// no slot taken and no waiter queued.
+func TestLimiterCancelsUnderLoad(t *testing.T) {
+	l := NewLimiter(3)
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(WithPriority(context.Background(), Priority(i%3)), time.Duration(i%7)*100*time.Microsecond)
+			defer cancel()
+			if l.Acquire(ctx) == nil {
+				time.Sleep(50 * time.Microsecond)
+				l.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	if n := l.Waiting(); n != 0 {
+		t.Fatalf("%d still waiting", n)
+	}
+	for i := range 3 {
+		if !l.TryAcquire() {
+			t.Fatalf("slot %d of 3 is taken with no holder", i+1)
+		}
+	}
+	if l.TryAcquire() {
+		t.Fatal("a fourth slot was granted")
 	}
 }
