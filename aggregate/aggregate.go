@@ -10,6 +10,7 @@ import (
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
+	"github.com/git-descent/git-descent/internal/words"
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 	"github.com/git-descent/git-descent/sandbox"
@@ -155,6 +156,43 @@ func (r *RoundResult) Committed() int {
 // for its decisions); what it speculates, at sandbox.Speculative.
 func (a *Aggregator) Round(ctx context.Context, subs []*Submission, others []ledger.Decision) (*RoundResult, error) {
 	return a.round(sandbox.WithPriority(ctx, sandbox.Critical), subs, others)
+}
+
+// Hold records subs in the journal's re-file queue before the round that
+// decides them starts: the journal then keeps each reachable and queued,
+// so its worker may write its next proposal over it (the asynchronous
+// runtime frees a worker the moment a round takes its proposal, not once
+// the round has decided it), and a run that stops before deciding them
+// leaves them for the next. The round decides them as re-filed proposals
+// (their first attempt); passing them to Round as well is harmless. One
+// journal commit; proposals already queued or decided are left out.
+func (a *Aggregator) Hold(ctx context.Context, subs []*Submission) error {
+	head, err := a.journal.Head(ctx)
+	if err != nil {
+		return err
+	}
+	if err := ledger.CheckHeads(ctx, a.Repo, a.Library.Name, head); err != nil {
+		return err
+	}
+	queued := map[git.Hash]bool{}
+	for _, r := range head.State.Refile {
+		queued[r.Proposal] = true
+	}
+	fresh, err := a.undecided(ctx, subs)
+	if err != nil {
+		return err
+	}
+	var ps []*ledger.Proposal
+	for _, s := range fresh {
+		if !queued[s.Proposal.Commit] {
+			queued[s.Proposal.Commit] = true
+			ps = append(ps, s.Proposal)
+		}
+	}
+	if _, err := a.journal.Queue(ctx, head, ps); err != nil {
+		return fmt.Errorf("hold %s of %s for the next round: %w", words.Count(len(ps), "proposal"), a.Library.Name, err)
+	}
+	return nil
 }
 
 // roundMessage is the journal commit's message.

@@ -602,3 +602,69 @@ type scorerFunc func(ctx context.Context, tree git.Hash, t eval.Task, repeat int
 func (s scorerFunc) Rollout(ctx context.Context, tree git.Hash, t eval.Task, repeat int) (Outcome, error) {
 	return s(ctx, tree, t, repeat)
 }
+
+// A proposal the journal holds (Hold) stays queued and reachable once its
+// worker's branch has moved on to the next one: the next round, even of
+// another aggregator (a run that stopped after holding it), decides both,
+// and holding it again, or once decided, writes nothing twice.
+func TestHeldProposalIsDecidedAfterItsBranchMovedOn(t *testing.T) {
+	f := newFixture(t, "# S\n\nrules:\nend\n", "A", "B", "C")
+	a := f.propose("1", "# S\n\nrules:\nA\nend\n", 0, 1, "A")
+	if err := f.agg.Hold(f.ctx, []*Submission{a}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.agg.Hold(f.ctx, []*Submission{a}); err != nil {
+		t.Fatal(err)
+	}
+	b := f.propose("1", "# S\n\nrules:\nB\nend\n", 0, 1, "B") // the same worker's next: its branch leaves a
+	j := ledger.OpenJournal(f.repo, "s")
+	head, err := j.Head(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(head.State.Refile) != 1 || head.State.Refile[0].Proposal != a.Proposal.Commit {
+		t.Fatalf("queued after holding a twice: %+v, want a once", head.State.Refile)
+	}
+	if ok, err := f.repo.IsAncestor(f.ctx, a.Proposal.Commit, head.Commit); err != nil || !ok {
+		t.Fatalf("held proposal reachable from the journal: %v, %v", ok, err)
+	}
+	// A new aggregator, as the next run would have, given only b.
+	next := NewAggregator(f.repo, f.lib, f.agg.Validation, f.scorer, nil)
+	next.Train = f.agg.Train
+	res, err := next.Round(f.ctx, []*Submission{b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided := map[git.Hash]ledger.Outcome{}
+	for _, d := range res.Decisions {
+		decided[d.Proposal] = d.Outcome
+	}
+	if decided[a.Proposal.Commit] != ledger.Committed || decided[b.Proposal.Commit] != ledger.Committed {
+		t.Fatalf("decisions %v: want the held proposal and the branch's both committed", decided)
+	}
+	if head, err = j.Head(f.ctx); err != nil || len(head.State.Refile) != 0 {
+		t.Fatalf("queue after the round: %+v, %v", head.State.Refile, err)
+	}
+	if err := next.Hold(f.ctx, []*Submission{a}); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := j.Head(f.ctx); err != nil || after.Commit != head.Commit {
+		t.Fatalf("holding a decided proposal wrote the journal: %s → %s, %v", head.Commit.Short(), after.Commit.Short(), err)
+	}
+}
+
+// A held proposal handed to the round that decides it is decided as handed
+// in, with what only the worker knew (its timings), not as read back from
+// its commit.
+func TestHeldProposalKeepsTheWorkersTimings(t *testing.T) {
+	f := newFixture(t, "# S\n\nrules:\nend\n", "A", "B")
+	a := f.propose("1", "# S\n\nrules:\nA\nend\n", 0, 1, "A")
+	a.Proposal.ProposeSeconds = 1.5
+	if err := f.agg.Hold(f.ctx, []*Submission{a}); err != nil {
+		t.Fatal(err)
+	}
+	res := f.round(a)
+	if len(res.Decisions) != 1 || res.Decisions[0].Outcome != ledger.Committed || res.Decisions[0].ProposeSeconds != 1.5 {
+		t.Fatalf("decisions %+v: want a committed once, proposing for 1.5 s", res.Decisions)
+	}
+}

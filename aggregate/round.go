@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,6 +62,7 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 	if subs, err = a.undecided(ctx, subs); err != nil {
 		return nil, err
 	}
+	refiled = given(refiled, subs)
 	subs = distinct(append(append([]*Submission(nil), refiled...), subs...))
 	res := &RoundResult{Round: state.Round, Dev: dev}
 	d, err := newDecider(ctx, a, state.Round, dev, subs, attempts)
@@ -458,6 +460,21 @@ func distinct(subs []*Submission) []*Submission {
 		if !seen[s.Proposal.Commit] {
 			seen[s.Proposal.Commit] = true
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// given returns the re-filed submissions with those the caller also
+// handed in (held for this round, Aggregator.Hold) in their place: the
+// caller's carry what the commit does not, the worker's timings.
+func given(refiled, subs []*Submission) []*Submission {
+	out := slices.Clone(refiled)
+	for i, r := range out {
+		for _, s := range subs {
+			if s.Proposal.Commit == r.Proposal.Commit {
+				out[i] = s
+			}
 		}
 	}
 	return out

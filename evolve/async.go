@@ -24,9 +24,11 @@ import (
 // they share.
 //
 //   - Backpressure: the queue holds one item per worker, and a worker's
-//     branch holds one undecided proposal, so a worker whose last
-//     proposal is still undecided waits before writing the next (it has
-//     done its rollouts and proposer run meanwhile).
+//     branch holds one proposal no round has taken yet, so a worker whose
+//     last proposal is still queued waits before writing the next (it has
+//     done its rollouts and proposer run meanwhile). A round takes its
+//     proposals into the journal's queue first (Aggregator.Hold), which
+//     frees their workers while it decides them.
 //   - Rebase: a proposal made on an older dev is merged onto the newest
 //     and measured there before it is written (runner.rebase), so it
 //     reaches the aggregator fresh rather than stale.
@@ -57,6 +59,10 @@ type pipeline struct {
 	abandoned int                     // steps abandoned for lag or a stall
 	stalls    int
 	step      time.Duration // moving average of a step's duration
+	// busyAt and busySpent are when busy was last asked and the rollout
+	// time spent by then; the aggregator's goroutine alone uses them.
+	busyAt    time.Time
+	busySpent time.Duration
 	// active is how many workers may take steps (the first active by
 	// index); the others are parked on wake (see adapt), which is
 	// broadcast when active grows, when the last step is taken and when
@@ -253,11 +259,14 @@ func (p *pipeline) aggregate(ctx context.Context, stopWorkers context.CancelFunc
 		if !ok {
 			return ctx.Err()
 		}
-		p.adapt(len(batch), waited)
+		p.adapt(len(batch), waited, p.busy())
 		p.collected(batch)
 		began := time.Now()
-		res, err := r.aggregate(ctx, batch)
+		if err := r.agg.Hold(ctx, submissions(batch)); err != nil {
+			return err
+		}
 		p.release(batch)
+		res, err := r.aggregate(ctx, batch)
 		if err != nil {
 			return err
 		}
@@ -331,17 +340,22 @@ func (p *pipeline) collect(ctx context.Context) ([]stepResult, bool, bool) {
 // adapt moves workers between making proposals and idling, so that they
 // make them at the pace the aggregator decides them (FlashEvolve's
 // adaptive control, with the aggregator as the other stage): a batch that
-// filled the queue while the aggregator was busy parks one worker (their
-// rollout slots go to the gate meanwhile); an aggregator that had to wait
-// for work wakes one. At least half the workers stay active.
-func (p *pipeline) adapt(items int, waited bool) {
+// filled the queue while the aggregator was busy and the rollout slots
+// were nearly all taken parks one worker (its rollout slots go to the gate
+// meanwhile); an aggregator that had to wait for work, or slots left idle,
+// wake one. A full queue alone parks nobody: a round takes all it holds
+// at once, and its time hangs on the slowest rollout of each stage, not on
+// how many proposals it decides, so while slots are free more proposals a
+// round is more decided a second. At least half the workers stay active.
+// busy is the share of the rollout slots taken since the last batch.
+func (p *pipeline) adapt(items int, waited bool, busy float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := len(p.r.workers)
 	switch {
-	case !waited && items >= n && p.active > (n+1)/2:
+	case !waited && items >= n && busy >= saturated && p.active > (n+1)/2:
 		p.active--
-	case waited && p.active < n:
+	case (waited || busy < saturated-0.15) && p.active < n:
 		p.active++
 		p.wake.Broadcast()
 	default:
@@ -349,6 +363,33 @@ func (p *pipeline) adapt(items int, waited bool) {
 	}
 	p.moves++
 	p.fewest, p.most = min(p.fewest, p.active), max(p.most, p.active)
+}
+
+// submissions is the proposals among a batch's items.
+func submissions(batch []stepResult) []*aggregate.Submission {
+	var out []*aggregate.Submission
+	for _, it := range batch {
+		if it.sub != nil {
+			out = append(out, it.sub)
+		}
+	}
+	return out
+}
+
+// saturated is the share of the rollout slots taken above which the
+// workers' rollouts are taken to slow the gate's.
+const saturated = 0.9
+
+// busy is the share of the --jobs rollout slots taken since it was last
+// asked (Evaluator.Stats' rollout time over slots × wall time).
+func (p *pipeline) busy() float64 {
+	now, spent := time.Now(), p.r.eval.Stats().Time
+	defer func() { p.busyAt, p.busySpent = now, spent }()
+	wall := now.Sub(p.busyAt)
+	if p.busyAt.IsZero() || wall <= 0 {
+		return 0
+	}
+	return (spent - p.busySpent).Seconds() / (float64(p.r.opts.Jobs) * wall.Seconds())
 }
 
 // proposals counts the items that carry a proposal.
@@ -380,8 +421,8 @@ func (p *pipeline) stepped(d time.Duration) {
 	p.step += (d - p.step) / 8
 }
 
-// release gives back the slots of the workers whose proposals were just
-// decided (or left for the next run when the round was cut short).
+// release gives back the slots of the workers whose proposals the journal
+// now holds for the round about to decide them (Aggregator.Hold).
 func (p *pipeline) release(batch []stepResult) {
 	for _, it := range batch {
 		if it.sub == nil {

@@ -102,9 +102,12 @@ func TestLockLibraryIsExclusive(t *testing.T) {
 }
 
 // The pipeline parks a worker when a batch filled the queue while the
-// aggregator was busy, never below half of them, and wakes one when the
-// aggregator had to wait; a parked worker takes no step until then, and
-// none once the last is taken or the workers are stopped.
+// aggregator was busy and the rollout slots were saturated, never below
+// half of them, and wakes one when the aggregator had to wait or slots
+// stood idle; a full queue with slots to spare parks nobody (a round
+// decides all it holds in about the same time). A parked worker takes no
+// step until woken, and none once the last is taken or the workers are
+// stopped.
 func TestPipelineAdaptsWorkersToTheAggregator(t *testing.T) {
 	r := &runner{}
 	for i := 0; i < 4; i++ {
@@ -113,7 +116,13 @@ func TestPipelineAdaptsWorkersToTheAggregator(t *testing.T) {
 	p := &pipeline{r: r, steps: 100, active: 4, fewest: 4, most: 4}
 	p.wake = sync.NewCond(&p.mu)
 	for i := 0; i < 5; i++ {
-		p.adapt(4, false)
+		p.adapt(4, false, 0.6)
+	}
+	if p.active != 4 || p.moves != 0 {
+		t.Fatalf("full batches with 60%% of the slots busy: %d workers active, %d moves; want 4, 0", p.active, p.moves)
+	}
+	for i := 0; i < 5; i++ {
+		p.adapt(4, false, 0.95)
 	}
 	if p.active != 2 {
 		t.Fatalf("after five full batches %d workers active, want 2 (half)", p.active)
@@ -129,13 +138,13 @@ func TestPipelineAdaptsWorkersToTheAggregator(t *testing.T) {
 		t.Fatal("a parked worker took a step")
 	case <-time.After(50 * time.Millisecond):
 	}
-	p.adapt(1, true)
-	p.adapt(1, true)
+	p.adapt(1, true, 0.95)
+	p.adapt(3, false, 0.5)
 	if ok := <-took; !ok || p.active != 4 || p.moves != 4 {
 		t.Fatalf("woken: took %v, %d active, %d moves", ok, p.active, p.moves)
 	}
-	p.adapt(4, false)
-	p.adapt(4, false)
+	p.adapt(4, false, 1)
+	p.adapt(4, false, 1)
 	go func() {
 		_, _, ok := p.take(ctx, r.workers[3])
 		took <- ok
