@@ -320,7 +320,7 @@ func (p *pipeline) collect(ctx context.Context) ([]stepResult, bool, bool) {
 			continue
 		default:
 		}
-		if proposals(batch) >= want {
+		if len(submissions(batch)) >= want {
 			return batch, waited, true
 		}
 		select {
@@ -365,17 +365,6 @@ func (p *pipeline) adapt(items int, waited bool, busy float64) {
 	p.fewest, p.most = min(p.fewest, p.active), max(p.most, p.active)
 }
 
-// submissions is the proposals among a batch's items.
-func submissions(batch []stepResult) []*aggregate.Submission {
-	var out []*aggregate.Submission
-	for _, it := range batch {
-		if it.sub != nil {
-			out = append(out, it.sub)
-		}
-	}
-	return out
-}
-
 // saturated is the share of the rollout slots taken above which the
 // workers' rollouts are taken to slow the gate's.
 const saturated = 0.9
@@ -390,17 +379,6 @@ func (p *pipeline) busy() float64 {
 		return 0
 	}
 	return (spent - p.busySpent).Seconds() / (float64(p.r.opts.Jobs) * wall.Seconds())
-}
-
-// proposals counts the items that carry a proposal.
-func proposals(batch []stepResult) int {
-	n := 0
-	for _, it := range batch {
-		if it.sub != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // stepTime is the moving average of the workers' step durations.

@@ -340,12 +340,9 @@ func (r *runner) round(ctx context.Context) (*aggregate.RoundResult, error) {
 // aggregate decides the submissions and decisions of steps in one
 // aggregator round and reports it.
 func (r *runner) aggregate(ctx context.Context, steps []stepResult) (*aggregate.RoundResult, error) {
-	var subs []*aggregate.Submission
+	subs := submissions(steps)
 	var others []ledger.Decision
 	for _, s := range steps {
-		if s.sub != nil {
-			subs = append(subs, s.sub)
-		}
 		if s.dec != nil {
 			others = append(others, *s.dec)
 		}
@@ -364,6 +361,17 @@ func (r *runner) aggregate(ctx context.Context, steps []stepResult) (*aggregate.
 		r.lifecycle(ctx, out)
 	}
 	return out, nil
+}
+
+// submissions is the proposals among steps' results.
+func submissions(steps []stepResult) []*aggregate.Submission {
+	var out []*aggregate.Submission
+	for _, s := range steps {
+		if s.sub != nil {
+			out = append(out, s.sub)
+		}
+	}
+	return out
 }
 
 // firstError returns the error that stopped a fan-out: the run's own
