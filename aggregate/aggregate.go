@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/git-descent/git-descent/budget"
 	"github.com/git-descent/git-descent/eval"
@@ -71,13 +72,21 @@ type Aggregator struct {
 	// Upcoming, when set, returns the proposals that have arrived for the
 	// next round and are not in this one (the asynchronous runtime's
 	// queue); while a candidate's gate runs, their split evidence is
-	// rolled out on it in advance (see warmNext). It is called from the
+	// rolled out on it in advance, as is that of those that arrive
+	// meanwhile (see warmNext and Arrived). It is called from the
 	// goroutines that evaluate candidates.
 	Upcoming func() []*Submission
 
-	obs     *observations
-	spec    speculations
-	decided map[git.Hash]bool // proposals the journal holds a decision on; nil until a round loads it
+	obs  *observations
+	spec speculations
+	// jmu serializes the journal's writes, a round's records and Hold,
+	// which may run during a round (from another goroutine), and guards
+	// decided and live.
+	jmu     sync.Mutex
+	decided map[git.Hash]bool // proposals the journal holds a decision on; nil until first needed
+	// live is the round in progress: the journal as it last wrote it, and
+	// what Hold queued since it began. nil between rounds.
+	live *liveRound
 	// refused holds the changes the gate rejected alone in this run, each
 	// against the dev it was gated on (see refuse); only rounds, one at a
 	// time, write it.
@@ -158,15 +167,20 @@ func (a *Aggregator) Round(ctx context.Context, subs []*Submission, others []led
 	return a.round(sandbox.WithPriority(ctx, sandbox.Critical), subs, others)
 }
 
-// Hold records subs in the journal's re-file queue before the round that
-// decides them starts: the journal then keeps each reachable and queued,
-// so its worker may write its next proposal over it (the asynchronous
-// runtime frees a worker the moment a round takes its proposal, not once
-// the round has decided it), and a run that stops before deciding them
-// leaves them for the next. The round decides them as re-filed proposals
-// (their first attempt); passing them to Round as well is harmless. One
-// journal commit; proposals already queued or decided are left out.
+// Hold records subs in the journal's re-file queue for a round to decide:
+// the journal then keeps each reachable and queued, so its worker may
+// write its next proposal over it (the asynchronous runtime frees a
+// worker the moment its proposal is held, not once a round has decided
+// it), and a run that stops before deciding them leaves them for the
+// next. A round decides them as re-filed proposals (their first attempt);
+// passing them to Round as well is harmless. Hold may run while a round
+// does (from another goroutine): what it queues then is decided by a
+// later round, the round in progress carrying it in each record it
+// writes. One journal commit; proposals already queued or decided are
+// left out.
 func (a *Aggregator) Hold(ctx context.Context, subs []*Submission) error {
+	a.jmu.Lock()
+	defer a.jmu.Unlock()
 	head, err := a.journal.Head(ctx)
 	if err != nil {
 		return err
@@ -178,7 +192,7 @@ func (a *Aggregator) Hold(ctx context.Context, subs []*Submission) error {
 	for _, r := range head.State.Refile {
 		queued[r.Proposal] = true
 	}
-	fresh, err := a.undecided(ctx, subs)
+	fresh, err := a.undecidedLocked(ctx, subs)
 	if err != nil {
 		return err
 	}
@@ -189,10 +203,42 @@ func (a *Aggregator) Hold(ctx context.Context, subs []*Submission) error {
 			ps = append(ps, s.Proposal)
 		}
 	}
-	if _, err := a.journal.Queue(ctx, head, ps); err != nil {
+	head, err = a.journal.Queue(context.WithoutCancel(ctx), head, ps)
+	if err != nil {
 		return fmt.Errorf("hold %s of %s for the next round: %w", words.Count(len(ps), "proposal"), a.Library.Name, err)
 	}
+	if a.live != nil {
+		a.live.head = head
+		for _, p := range ps {
+			a.live.held = append(a.live.held, ledger.Refile{Proposal: p.Commit})
+		}
+	}
 	return nil
+}
+
+// liveRound is the journal as the round in progress last wrote it (each
+// record is a compare-and-swap on it) and the proposals Hold queued since
+// the round began, which its records keep queued.
+type liveRound struct {
+	head ledger.JournalHead
+	held []ledger.Refile
+}
+
+// begin reads the journal's head for a round and marks the round live,
+// in one step: whatever Hold queues from then on, the round's records
+// keep. end, called when the round is done, ends that.
+func (a *Aggregator) begin(ctx context.Context) (head ledger.JournalHead, end func(), err error) {
+	a.jmu.Lock()
+	defer a.jmu.Unlock()
+	if head, err = a.journal.Head(ctx); err != nil {
+		return head, nil, err
+	}
+	a.live = &liveRound{head: head}
+	return head, func() {
+		a.jmu.Lock()
+		defer a.jmu.Unlock()
+		a.live = nil
+	}, nil
 }
 
 // roundMessage is the journal commit's message.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/git-descent/git-descent/accept"
 	"github.com/git-descent/git-descent/internal/git"
@@ -16,18 +17,22 @@ import (
 // A merge into dev is recorded this way the moment it is made, so dev never
 // holds a proposal the journal does not say was committed.
 func (a *Aggregator) record(ctx context.Context, d *decider, state ledger.State, message string, moves ...ledger.Move) error {
+	a.jmu.Lock()
+	defer a.jmu.Unlock()
 	tokens, cost := a.Meter.Total()
 	unpriced := a.Meter.Unpriced()
-	last := d.head.State
+	live := a.live
+	last := live.head.State
 	state.Tokens = last.Tokens + tokens - a.recorded.tokens
 	state.Cost = last.Cost + cost - a.recorded.cost
 	state.Unpriced = last.Unpriced + unpriced - a.recorded.unpriced
+	state.Refile = append(slices.Clone(live.held), state.Refile...)
 	fresh := d.unwritten()
-	head, err := a.journal.Record(ctx, d.head, ledger.Entry{State: state, Decisions: fresh, Message: message, Moves: moves})
+	head, err := a.journal.Record(ctx, live.head, ledger.Entry{State: state, Decisions: fresh, Message: message, Moves: moves})
 	if err != nil {
 		return err
 	}
-	d.head = head
+	live.head = head
 	for _, dec := range fresh {
 		d.written[dec.ID] = dec
 		if !dec.Proposal.IsZero() && a.decided != nil {

@@ -31,7 +31,6 @@ type decider struct {
 	gated     map[git.Hash]bool // candidate trees gated this round
 
 	refiled []*Submission              // the round's re-filed and repaired proposals, queued until decided
-	head    ledger.JournalHead         // the journal as this round last wrote it
 	written map[string]ledger.Decision // decisions the journal holds, by ID
 }
 
@@ -89,21 +88,27 @@ func (d *decider) alone(ctx context.Context, s *Submission) (*fusion, error) {
 // and returns the best (the first of equals) with its score. The versions
 // in also are rolled out in the same wave, for the caller to score next.
 func (d *decider) bestAlone(ctx context.Context, subs []*Submission, tasks []eval.Task, also ...scoring) (*fusion, float64, error) {
-	var best *fusion
-	bestScore := -1.0
+	var alone []*fusion
 	jobs := also
-	for _, s := range subs {
-		if f, err := d.alone(ctx, s); err == nil {
-			jobs = append(jobs, scoring{f.tree, tasks})
-		}
-	}
-	d.a.warm(ctx, jobs)
 	for _, s := range subs {
 		f, err := d.alone(ctx, s)
 		if err != nil {
 			return nil, 0, err
 		}
-		sc, err := d.a.scoreTree(ctx, f.tree, tasks)
+		alone = append(alone, f)
+		jobs = append(jobs, scoring{f.tree, tasks})
+	}
+	d.a.warm(ctx, jobs)
+	return d.a.bestOf(ctx, alone, tasks)
+}
+
+// bestOf scores versions on tasks and returns the best (the first of
+// equals) with its score.
+func (a *Aggregator) bestOf(ctx context.Context, fs []*fusion, tasks []eval.Task) (*fusion, float64, error) {
+	var best *fusion
+	bestScore := -1.0
+	for _, f := range fs {
+		sc, err := a.scoreTree(ctx, f.tree, tasks)
 		if err != nil {
 			return nil, 0, err
 		}

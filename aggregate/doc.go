@@ -7,7 +7,8 @@
 //     dev, and L1 changes, go alone;
 //   - fuse.go: the rest are merged together (through git and the merge
 //     driver), textual conflicts settled by validation score;
-//   - rank.go: a fusion is scored against its members (semantic conflicts);
+//   - rank.go: a fusion is scored against its members (semantic conflicts),
+//     while its gate runs;
 //   - gate.go: each candidate against dev on held-out tasks (package accept);
 //   - commit.go: an accepted candidate merged into dev, recorded in the
 //     journal in the same transaction;
@@ -16,5 +17,6 @@
 //
 // round.go runs them, evaluating up to Gates candidates at once and deciding
 // them in order; decide.go collects a round's decisions. An Aggregator is
-// used from one goroutine; the rollouts of a stage run in parallel.
+// used from one goroutine, but for Hold, which may run during a round; the
+// rollouts of a stage run in parallel.
 package aggregate

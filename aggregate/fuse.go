@@ -19,6 +19,9 @@ type fusion struct {
 	tree    git.Hash
 	base    git.Hash // dev's tree
 	members []*Submission
+	// rank: the round's fusion, scored against its members alone while
+	// its gate runs (gateRanked).
+	rank bool
 }
 
 // fuse merges the submissions, best train gain first, into one candidate.

@@ -188,4 +188,8 @@ func (a *Aggregator) Load(ctx context.Context, commit git.Hash) (*Submission, er
 // call it when the journal was replaced under it (another aggregator's,
 // adopted from a remote), so that the next round reads them afresh and
 // decides what the replaced journal had and the new one has not.
-func (a *Aggregator) Forget() { a.decided = nil }
+func (a *Aggregator) Forget() {
+	a.jmu.Lock()
+	defer a.jmu.Unlock()
+	a.decided = nil
+}

@@ -3,77 +3,146 @@ package aggregate
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 
+	"github.com/git-descent/git-descent/accept"
+	"github.com/git-descent/git-descent/eval"
+	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
-	"github.com/git-descent/git-descent/sandbox"
 )
 
 // semanticSubset is how many validation tasks the semantic-conflict check
 // uses when the tournament is off.
 const semanticSubset = 8
 
-// rank scores a fusion of two or more proposals against each of its members
-// alone. If the best single does better than the fusion, the members
-// contradict each other (a semantic conflict the text merge cannot see):
-// the best single goes on alone and the others are re-filed. Without the
-// tournament the check uses a shared subset of validation; with it, the
-// whole split, and the fusion statistics are kept.
-func (a *Aggregator) rank(ctx context.Context, d *decider, state *ledger.State, cand *fusion) (*fusion, error) {
-	if len(cand.members) < 2 {
-		return cand, nil
-	}
-	tasks := a.heldOut(cand.members)
+// ranking is a fusion of two or more proposals scored against each of its
+// members alone on the same tasks (rank).
+type ranking struct {
+	best      *fusion // the member that scored best alone (the first of equals)
+	bestScore float64
+	fused     float64 // the fusion's score
+	tasks     int
+}
+
+// split says whether the best member alone beat the fusion: the members
+// contradict each other (a semantic conflict the text merge cannot see).
+func (r *ranking) split() bool { return r.fused < r.bestScore }
+
+// rank scores fusion f, built on dev, against each of its members merged
+// alone onto dev. Without the tournament it uses a shared subset of
+// validation, and rolls the members out only on the tasks where the
+// fusion fell short of full marks: on the others no member can beat it,
+// so a member counts as the fusion's equal there (which, if anything,
+// favours the member). With the tournament it uses the whole split and
+// every member on every task, for exact statistics. It runs while f's
+// gate does (evaluate) and decides nothing: apply does, the best single
+// going on alone and the others re-filed when the fusion lost.
+func (a *Aggregator) rank(ctx context.Context, dev git.Hash, f *fusion) (*ranking, error) {
+	tasks := a.heldOut(f.members)
 	if !a.Library.Tournament && len(tasks) > semanticSubset {
 		tasks = tasks[:semanticSubset]
 	}
-	best, bestScore, err := d.bestAlone(ctx, cand.members, tasks, scoring{cand.tree, tasks})
+	fused, err := a.perTask(ctx, f.tree, tasks)
 	if err != nil {
 		return nil, err
 	}
-	fused, err := a.scoreTree(ctx, cand.tree, tasks)
-	if err != nil {
-		return nil, err
-	}
-	gain := fused - bestScore
-	if a.Library.Tournament {
-		recordTournament(&state.Fusion, gain)
-	}
-	if gain >= 0 {
-		return cand, nil
-	}
-	winner := best.members[0]
-	for _, m := range cand.members {
-		if m != winner {
-			d.add(d.decision(m, ledger.Semantic, fmt.Sprintf("merges with %s, but together they score %.2f on %d validation tasks against %.2f for %s alone",
-				winner.Proposal.Commit.Short(), fused, len(tasks), bestScore, winner.Proposal.Commit.Short())))
+	var open []eval.Task // the tasks the members are rolled out on
+	for i, t := range tasks {
+		if a.Library.Tournament || !math.IsNaN(fused[i]) && fused[i] < 1 {
+			open = append(open, t)
 		}
 	}
-	return best, nil
+	alone := make([]*fusion, len(f.members))
+	var jobs []scoring
+	for i, m := range f.members {
+		if alone[i], err = a.build(ctx, dev, []*Submission{m}); err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, scoring{alone[i].tree, open})
+	}
+	if len(open) > 0 {
+		a.warm(ctx, jobs)
+	}
+	r := &ranking{bestScore: -1, fused: meanOf(fused), tasks: len(tasks)}
+	for _, m := range alone {
+		own, err := a.perTask(ctx, m.tree, open)
+		if err != nil {
+			return nil, err
+		}
+		scores := slices.Clone(fused) // equal to the fusion where it has full marks
+		for i, j := 0, 0; i < len(tasks) && j < len(open); i++ {
+			if tasks[i].ID == open[j].ID {
+				if !math.IsNaN(own[j]) {
+					scores[i] = own[j]
+				}
+				j++
+			}
+		}
+		if sc := meanOf(scores); sc > r.bestScore {
+			r.best, r.bestScore = m, sc
+		}
+	}
+	return r, nil
 }
 
-// gateAhead rolls a fusion of two or more proposals out on its gate's
-// tasks while rank checks it against its members alone, in the same wave:
-// rank mostly keeps the fusion, whose gate then finds those rollouts done
-// or running rather than starting a wave of its own. stop, called once
-// rank has replaced the fusion or its gate has decided (a rejection may
-// need only a few tasks), cancels what is still running and waits for it
-// to end; it may be called again. No decision rests on these rollouts.
-func (a *Aggregator) gateAhead(ctx context.Context, c *fusion) (stop func()) {
-	if len(c.members) < 2 {
-		return func() {}
+// perTask is a whole-repository tree's library's mean reward on each of
+// tasks over the repeats known (one is rolled out when none is), NaN where
+// its rollout errored.
+func (a *Aggregator) perTask(ctx context.Context, tree git.Hash, tasks []eval.Task) ([]float64, error) {
+	lib, err := a.Repo.TreeOf(ctx, tree, a.Library.Path)
+	if err != nil {
+		return nil, err
 	}
-	// Speculative: rank's own rollouts come first; those rank or the gate
-	// join are raised to theirs (sandbox.Claim).
-	ctx, cancel := context.WithCancel(sandbox.WithPriority(ctx, sandbox.Speculative))
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		_, _ = a.scoreTree(ctx, c.tree, a.heldOut(c.members))
-	}()
-	return func() {
-		cancel()
-		<-ended
+	rs, err := a.obs.ensure(ctx, lib, tasks)
+	if err != nil {
+		return nil, err
 	}
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = math.NaN()
+		if len(r) > 0 {
+			out[i] = accept.Mean(r)
+		}
+	}
+	return out, nil
+}
+
+// meanOf is the mean of xs but NaNs, 0 when there are none.
+func meanOf(xs []float64) float64 {
+	var sum float64
+	n := 0
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			sum += x
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// ranked decides what rank found of a fusion: the tournament's statistics
+// take the contest, and when the fusion lost, every member but the best
+// is re-filed as a semantic conflict and the best is returned to go on
+// alone (nil when the fusion stands).
+func (a *Aggregator) ranked(d *decider, state *ledger.State, r *ranking, members []*Submission) *fusion {
+	if a.Library.Tournament {
+		recordTournament(&state.Fusion, r.fused-r.bestScore)
+	}
+	if !r.split() {
+		return nil
+	}
+	winner := r.best.members[0]
+	for _, m := range members {
+		if m != winner {
+			d.add(d.decision(m, ledger.Semantic, fmt.Sprintf("merges with %s, but together they score %.2f on %d validation tasks against %.2f for %s alone",
+				winner.Proposal.Commit.Short(), r.fused, r.tasks, r.bestScore, winner.Proposal.Commit.Short())))
+		}
+	}
+	return r.best
 }
 
 // recordTournament adds one contest to the fusion statistics.

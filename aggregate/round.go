@@ -42,10 +42,11 @@ import (
 // When the context ends between candidates, the decisions made so far are
 // recorded and the proposals not yet decided are decided by the next run.
 func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []ledger.Decision) (*RoundResult, error) {
-	head, err := a.journal.Head(ctx)
+	head, end, err := a.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer end()
 	if err := ledger.CheckHeads(ctx, a.Repo, a.Library.Name, head); err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func (a *Aggregator) round(ctx context.Context, subs []*Submission, others []led
 	if err != nil {
 		return nil, err
 	}
-	d.head, d.refiled, d.waiting = head, refiled, state.Promising
+	d.refiled, d.waiting = refiled, state.Promising
 	for i := range others {
 		others[i].Round = state.Round
 		d.add(others[i])
@@ -145,18 +146,9 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 		return err
 	}
 	solos = append(alone, solos...)
-	stopAhead := a.gateAhead(ctx, cand)
-	defer stopAhead()
-	ranked, err := a.rank(ctx, d, state, cand)
-	if err != nil {
-		return err
-	}
-	if ranked != cand {
-		stopAhead()
-		cand = ranked
-	}
 	var queue []*fusion
 	if len(cand.members) > 0 {
+		cand.rank = len(cand.members) > 1
 		queue = append(queue, cand)
 	}
 	queue = append(queue, singles(solos)...)
@@ -164,7 +156,6 @@ func (a *Aggregator) decide(ctx context.Context, d *decider, state *ledger.State
 		batch := a.speculate(queue)
 		queue = queue[len(batch):]
 		evals := a.evaluateAll(ctx, res.Dev, batch, state.Commits, maps.Clone(a.refused))
-		stopAhead() // the fusion's gate has decided
 		var front []*fusion
 		var again []*Submission
 		for _, e := range evals {
@@ -218,6 +209,7 @@ type evaluation struct {
 	dev      git.Hash
 	f        *fusion // built on dev
 	conflict *MemberConflictError
+	rank     *ranking // the fusion against its members alone, when queued.rank
 	v        Verdict
 	err      error
 	// refused is the earlier rejection of the very same change against
@@ -305,14 +297,49 @@ func (a *Aggregator) evaluate(ctx context.Context, dev git.Hash, c *fusion, comm
 		}
 	}
 	rest, done := a.warmRest(ctx, e.f)
-	spec := a.warmNext(ctx, dev, e.f)
-	e.v.Gate, e.err = a.gate(ctx, dev, e.f, commits)
+	spec, closed := a.warmNext(ctx, dev, e.f)
+	if c.rank {
+		e.rank, e.v.Gate, e.err = a.gateRanked(ctx, dev, e.f, commits)
+	} else {
+		e.v.Gate, e.err = a.gate(ctx, dev, e.f, commits)
+	}
+	closed()
 	if !e.accepted() {
 		rest()
 		spec()
 	}
 	done()
 	return e
+}
+
+// gateRanked gates fusion f, built on dev, while rank scores it against
+// its members alone, in the same wave of rollouts rather than one after
+// the other. When a member alone beats the fusion, the gate is cancelled
+// and returns nil: apply sends the best member on alone.
+func (a *Aggregator) gateRanked(ctx context.Context, dev git.Hash, f *fusion, commits int) (*ranking, *ledger.Gate, error) {
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type ranked struct {
+		r   *ranking
+		err error
+	}
+	done := make(chan ranked, 1)
+	go func() {
+		r, err := a.rank(ctx, dev, f)
+		if err == nil && r.split() {
+			cancel()
+		}
+		done <- ranked{r, err}
+	}()
+	g, err := a.gate(gctx, dev, f, commits)
+	rk := <-done
+	switch {
+	case rk.err != nil:
+		return nil, nil, rk.err
+	case rk.r.split():
+		return rk.r, nil, nil
+	}
+	return rk.r, g, err
 }
 
 // warmRest rolls the candidate out, while its gate runs, on the validation
@@ -380,6 +407,9 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 			d.add(d.decision(m, ledger.Duplicate, "dev already makes this change"))
 		}
 		return nil, nil
+	case e.rank != nil && e.rank.split():
+		// Its members contradict each other: the best goes on alone.
+		return []*fusion{a.ranked(d, state, e.rank, members)}, nil
 	case e.refused != nil:
 		r := e.refused
 		for _, m := range members {
@@ -394,6 +424,9 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 			d.add(dec)
 		}
 		return nil, nil
+	}
+	if e.rank != nil {
+		a.ranked(d, state, e.rank, members) // the fusion stands: the contest counts
 	}
 	d.gated[f.tree] = true
 	if !v.Gate.Accept && len(members) > 1 {
@@ -420,6 +453,13 @@ func (a *Aggregator) apply(ctx context.Context, d *decider, state *ledger.State,
 // same dev, so the same commit) an earlier run made and had decided. Each
 // proposal is decided once; re-filed ones come back through the queue.
 func (a *Aggregator) undecided(ctx context.Context, subs []*Submission) ([]*Submission, error) {
+	a.jmu.Lock()
+	defer a.jmu.Unlock()
+	return a.undecidedLocked(ctx, subs)
+}
+
+// undecidedLocked is undecided with jmu held.
+func (a *Aggregator) undecidedLocked(ctx context.Context, subs []*Submission) ([]*Submission, error) {
 	if a.decided == nil {
 		ds, err := a.journal.Decisions(ctx)
 		if err != nil {

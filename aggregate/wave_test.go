@@ -52,8 +52,9 @@ func trackVersions(f *fixture) (peak func() int, reset func()) {
 	return peak, reset
 }
 
-// The semantic-conflict check rolls the fusion out together with its
-// members alone, in one wave, not the fusion first and its members after.
+// The semantic-conflict check rolls its members out alone together, in
+// one wave, and only on the tasks where the fusion fell short: on the
+// others no member can do better.
 func TestRankRollsOutInOneWave(t *testing.T) {
 	f := newFixture(t, "top\nrules:\nend\n", "A", "B", "C")
 	peak, reset := trackVersions(f)
@@ -73,12 +74,21 @@ func TestRankRollsOutInOneWave(t *testing.T) {
 		t.Fatalf("fuse = %+v, %v, %v; want both fused", cand, alone, err)
 	}
 	reset()
-	kept, err := f.agg.rank(f.ctx, d, &ledger.State{}, cand)
-	if err != nil || kept != cand {
-		t.Fatalf("rank = %+v, %v; want the fusion kept", kept, err)
+	r, err := f.agg.rank(f.ctx, dev, cand)
+	if err != nil || r.split() || r.fused != 2.0/3 || r.bestScore != 2.0/3 {
+		t.Fatalf("rank = %+v, %v; want the fusion kept, both scoring 2/3 (a member counted as the fusion's equal where it has full marks)", r, err)
 	}
-	if got := peak(); got != 3 {
-		t.Errorf("rank rolled out at most %d versions at once, want the fusion's and both members' (3) together", got)
+	if got := peak(); got != 2 {
+		t.Errorf("rank rolled out at most %d versions at once after the fusion, want both members (2) together", got)
+	}
+	for _, s := range subs {
+		tree, err := f.repo.TreeOf(f.ctx, s.Proposal.Commit, "skills/s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.scorer.rolled[tree]; !slices.Equal(got, []string{"c"}) {
+			t.Errorf("w%s alone was rolled out on %v, want only c, the task the fusion failed", s.Proposal.Worker, got)
+		}
 	}
 }
 
@@ -154,18 +164,7 @@ func TestGateSpeculatesTheNextSplit(t *testing.T) {
 		t.Fatalf("outcomes = %v, want w1 committed", got)
 	}
 	f.agg.spec.wg.Wait() // the speculation runs on past its round; let it end
-	dev, err := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, err := f.repo.MergeTree(f.ctx, merge.TreeRequest(dev, b.Proposal.Commit))
-	if err != nil {
-		t.Fatal(err)
-	}
-	next, err := f.repo.TreeOf(f.ctx, merged, "skills/s")
-	if err != nil {
-		t.Fatal(err)
-	}
+	next := f.ontoDev(b)
 	own := b.Proposal.Tasks[0]
 	rolled := func() int {
 		f.scorer.mu.Lock()
@@ -197,8 +196,9 @@ func TestGateSpeculatesTheNextSplit(t *testing.T) {
 	}
 }
 
-// While rank checks a fusion against its members alone, the fusion is
-// already rolled out on the tasks only its gate uses, in the same wave.
+// While rank checks a fusion against its members alone, its gate runs:
+// the fusion is rolled out on the tasks only its gate uses in the same
+// wave.
 func TestFusionGatedWhileRanked(t *testing.T) {
 	f := newFixture(t, "top\nrules:\nend\n", "A", "B", "C", "D", "E", "F", "G", "H", "I", "J")
 	f.seedNoise(agreeing(12))
@@ -260,4 +260,55 @@ func TestFusionGatedWhileRanked(t *testing.T) {
 			break
 		}
 	}
+}
+
+// A proposal that arrives while a candidate's gate runs (Arrived) is
+// speculated onto the candidate too, as those already waiting are.
+func TestArrivalDuringAGateIsSpeculated(t *testing.T) {
+	f := newFixture(t, "top\nrules:\nend\n", "A", "B", "C")
+	f.seedNoise(agreeing(12))
+	a := f.propose("1", "top\nrules:\nA\nend\n", 0, 1, "A")
+	b := f.propose("2", "top\nrules:\nend\nB\n", 0, 1, "B")
+	f.agg.Upcoming = func() []*Submission { return nil }
+	defer f.agg.StopSpeculating()
+	cand, err := f.repo.TreeOf(f.ctx, a.Proposal.Commit, "skills/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	f.agg.Scorer = scorerFunc(func(ctx context.Context, tree git.Hash, task eval.Task, repeat int) (Outcome, error) {
+		if tree == cand && f.agg.Train[task.ID].ID == "" { // the gate's
+			once.Do(func() { f.agg.Arrived(b) })
+		}
+		return f.scorer.Rollout(ctx, tree, task, repeat)
+	})
+	f.agg.obs = newObservations(f.agg.Scorer)
+	if got := outcomes(f.round(a)); got["1"] != ledger.Committed {
+		t.Fatalf("outcomes = %v, want w1 committed", got)
+	}
+	f.agg.spec.wg.Wait()
+	next := f.ontoDev(b)
+	f.scorer.mu.Lock()
+	defer f.scorer.mu.Unlock()
+	if got := slices.Index(f.scorer.rolled[next], b.Proposal.Tasks[0]); got < 0 {
+		t.Errorf("w2, arriving during w1's gate, was not rolled out merged onto w1 on its own task (rolled: %v)", f.scorer.rolled[next])
+	}
+}
+
+// ontoDev is the library's tree of s merged onto dev as it is now.
+func (f *fixture) ontoDev(s *Submission) git.Hash {
+	f.t.Helper()
+	dev, err := f.repo.ResolveRef(f.ctx, "refs/heads/descent/s/dev")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	merged, err := f.repo.MergeTree(f.ctx, merge.TreeRequest(dev, s.Proposal.Commit))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	tree, err := f.repo.TreeOf(f.ctx, merged, "skills/s")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tree
 }

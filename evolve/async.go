@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,15 +21,21 @@ import (
 //
 // Ownership: each worker goroutine owns its worker; the aggregator
 // goroutine (the caller of asyncRounds) owns the Aggregator and the
-// summary; the fields under mu, the queue and the workers' slots are all
-// they share.
+// summary; the fields under mu, the claims, the queue and Aggregator.Hold
+// (safe during a round) are all they share.
 //
-//   - Backpressure: the queue holds one item per worker, and a worker's
-//     branch holds one proposal no round has taken yet, so a worker whose
-//     last proposal is still queued waits before writing the next (it has
-//     done its rollouts and proposer run meanwhile). A round takes its
-//     proposals into the journal's queue first (Aggregator.Hold), which
-//     frees their workers while it decides them.
+//   - Backpressure: the queue holds one item per worker; a worker whose
+//     next item does not fit waits.
+//   - Hold: a worker's branch holds one proposal, so before writing its
+//     next a worker has the journal hold its last (Aggregator.Hold) if no
+//     round has taken it yet; a round holds what it takes before deciding
+//     it. Either way the proposal stays queued and reachable until
+//     decided, whatever the worker writes next or wherever the process
+//     dies, and no worker waits for a round.
+//   - Claims: a step leaves the failures another proposal in flight (or
+//     one committed since its snapshot) was measured to fix to that
+//     proposal, and drops its own proposal when it fixes only tasks
+//     claimed first (claims).
 //   - Rebase: a proposal made on an older dev is merged onto the newest
 //     and measured there before it is written (runner.rebase), so it
 //     reaches the aggregator fresh rather than stale.
@@ -58,7 +65,11 @@ type pipeline struct {
 	quietRun  int                     // proposals decided in a row without a commit
 	abandoned int                     // steps abandoned for lag or a stall
 	stalls    int
-	step      time.Duration // moving average of a step's duration
+	claims    *claims
+	unheld    map[string]*aggregate.Submission // by worker id: its last proposal, while the journal does not hold it
+	ready     chan struct{}                    // closed once the baseline is in: no proposal is written before
+	skipped   int                              // steps that left what they found to others' proposals (claims)
+	step      time.Duration                    // moving average of a step's duration
 	// busyAt and busySpent are when busy was last asked and the rollout
 	// time spent by then; the aggregator's goroutine alone uses them.
 	busyAt    time.Time
@@ -79,13 +90,15 @@ type snapshot struct {
 }
 
 // asyncRounds runs the pipeline until --rounds × workers steps are done and
-// decided, --target is reached, or the context ends.
-func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
+// decided, --target is reached, or the context ends. The workers start
+// before baseline, which measures dev meanwhile (no barrier between the
+// two): what they make is written only once it has succeeded, and the
+// aggregator starts then, unless dev already meets --target.
+func (r *runner) asyncRounds(ctx context.Context, dev git.Hash, baseline func(context.Context) error) error {
 	n := len(r.workers)
-	p := &pipeline{r: r, steps: r.opts.Rounds * n, seq0: r.roundNo * n, queue: make(chan stepResult, n), dev: dev, active: n, fewest: n, most: n}
+	p := &pipeline{r: r, steps: r.opts.Rounds * n, seq0: r.roundNo * n, queue: make(chan stepResult, n), dev: dev, active: n, fewest: n, most: n, claims: newClaims(),
+		unheld: map[string]*aggregate.Submission{}, ready: make(chan struct{})}
 	p.wake = sync.NewCond(&p.mu)
-	fmt.Fprintf(r.opts.Out, "runtime: asynchronous (%d steps at most; a snapshot may lag dev by %s)\n",
-		p.steps, words.Count(r.opts.AsyncRatio, "commit"))
 	r.agg.OnCommit = p.committed
 	r.agg.Upcoming = p.next
 	defer func() {
@@ -103,8 +116,6 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
 	errs := make(chan error, len(r.workers))
 	var wg sync.WaitGroup
 	for _, w := range r.workers {
-		w.slot = make(chan struct{}, 1)
-		w.slot <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -118,7 +129,15 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
 		wg.Wait()
 		close(p.queue)
 	}()
-	err := p.aggregate(ctx, stopWorkers)
+	err := baseline(ctx)
+	if err == nil {
+		fmt.Fprintf(r.opts.Out, "runtime: asynchronous (%d steps at most; a snapshot may lag dev by %s)\n",
+			p.steps, words.Count(r.opts.AsyncRatio, "commit"))
+	}
+	if err == nil && (r.opts.Target <= 0 || r.summary.Final < r.opts.Target) {
+		close(p.ready)
+		err = p.aggregate(ctx, stopWorkers)
+	}
 	stopWorkers()
 	// Wait for every worker to end (the queue closes after the last), so
 	// that errs holds all their errors; what is left queued stays on the
@@ -140,6 +159,9 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash) error {
 	if p.abandoned > 0 {
 		fmt.Fprintf(r.opts.Out, "async: %s abandoned as dev moved on (%s)\n", words.Count(p.abandoned, "step"), words.Count(p.stalls, "stall"))
 	}
+	if p.skipped > 0 {
+		fmt.Fprintf(r.opts.Out, "async: %s left their failures to proposals in flight\n", words.Count(p.skipped, "step"))
+	}
 	if p.moves > 0 {
 		fmt.Fprintf(r.opts.Out, "async: %d to %d workers active (adjusted %s to the aggregator's pace)\n", p.fewest, p.most, words.Count(p.moves, "time"))
 	}
@@ -154,10 +176,16 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 		if !ok {
 			return nil
 		}
-		j := job{dev: snap.dev, seq: seq, id: fmt.Sprintf("s%d-w%s", seq, w.id), stale: func() bool { return p.stale(snap) }, newest: p.newest}
+		j := job{dev: snap.dev, seq: seq, id: fmt.Sprintf("s%d-w%s", seq, w.id), stale: func() bool { return p.stale(snap) }, newest: p.newest,
+			claimed: func(task string) bool { return p.claims.claimed("", snap.version, task) },
+			stake:   func(tasks []string) bool { return p.claims.stake(seqID(seq), snap.version, tasks) },
+			hold:    func(ctx context.Context) error { return p.hold(ctx, w) }}
 		began := time.Now()
 		res, err := w.step(ctx, j)
 		p.stepped(time.Since(began))
+		if res.sub == nil {
+			p.claims.drop(seqID(seq))
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return context.Canceled
@@ -171,6 +199,18 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 			p.mu.Unlock()
 			continue
 		}
+		if res.claimed {
+			p.mu.Lock()
+			p.skipped++ // the next step moves on to other tasks
+			p.mu.Unlock()
+			continue
+		}
+		if res.sub != nil {
+			p.claims.written(seqID(seq), res.sub.Proposal.Commit, res.fixed)
+			p.mu.Lock()
+			p.unheld[w.id] = res.sub
+			p.mu.Unlock()
+		}
 		p.arriving(res.sub)
 		select {
 		case p.queue <- res:
@@ -181,14 +221,16 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 }
 
 // arriving notes a proposal on its way into the queue, for the aggregator
-// to warm its evidence while the round before it runs (Aggregator.Upcoming).
+// to warm its evidence while the round before it runs (Aggregator.Upcoming
+// and Aggregator.Arrived).
 func (p *pipeline) arriving(s *aggregate.Submission) {
 	if s == nil {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.upcoming = append(p.upcoming, s)
+	p.mu.Unlock()
+	p.r.agg.Arrived(s)
 }
 
 // collected removes a round's proposals from the upcoming ones.
@@ -232,6 +274,16 @@ func (p *pipeline) activeWorkers() int {
 	return p.active
 }
 
+// devVersion is how many dev commits this run has made.
+func (p *pipeline) devVersion() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.version
+}
+
+// seqID names step seq in the claims.
+func seqID(seq int) string { return strconv.Itoa(seq) }
+
 // newest is dev as the aggregator last left it.
 func (p *pipeline) newest() git.Hash {
 	p.mu.Lock()
@@ -265,14 +317,15 @@ func (p *pipeline) aggregate(ctx context.Context, stopWorkers context.CancelFunc
 		if err := r.agg.Hold(ctx, submissions(batch)); err != nil {
 			return err
 		}
-		p.release(batch)
+		p.held(submissions(batch))
 		res, err := r.aggregate(ctx, batch)
 		if err != nil {
 			return err
 		}
 		r.opts.Log.Debug("async round", "round", res.Round, "items", len(batch), "waited", waited, "active", p.activeWorkers(),
-			"decisions", len(res.Decisions), "merges", res.Merges(), "seconds", time.Since(began).Seconds())
+			"decisions", len(res.Decisions), "merges", res.Merges(), "score", res.DevScore, "seconds", time.Since(began).Seconds())
 		r.account(res)
+		p.claims.settle(res.Decisions, p.devVersion())
 		p.advance(res)
 		if r.opts.Target > 0 && r.summary.Final >= r.opts.Target {
 			stopWorkers()
@@ -399,17 +452,36 @@ func (p *pipeline) stepped(d time.Duration) {
 	p.step += (d - p.step) / 8
 }
 
-// release gives back the slots of the workers whose proposals the journal
-// now holds for the round about to decide them (Aggregator.Hold).
-func (p *pipeline) release(batch []stepResult) {
-	for _, it := range batch {
-		if it.sub == nil {
-			continue
-		}
-		for _, w := range p.r.workers {
-			if "w"+w.id == it.worker {
-				w.slot <- struct{}{}
-			}
+// hold, before w writes a proposal, waits for the baseline, then has the
+// journal hold w's last proposal when no round has taken it yet
+// (Aggregator.Hold, which may run during a round), so that w may write its
+// next over it on its branch.
+func (p *pipeline) hold(ctx context.Context, w *worker) error {
+	select {
+	case <-p.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p.mu.Lock()
+	last := p.unheld[w.id]
+	p.mu.Unlock()
+	if last == nil {
+		return nil
+	}
+	if err := p.r.agg.Hold(ctx, []*aggregate.Submission{last}); err != nil {
+		return err
+	}
+	p.held([]*aggregate.Submission{last})
+	return nil
+}
+
+// held notes proposals the journal now holds.
+func (p *pipeline) held(subs []*aggregate.Submission) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range subs {
+		if p.unheld[s.Proposal.Worker] == s {
+			delete(p.unheld, s.Proposal.Worker)
 		}
 	}
 }

@@ -92,15 +92,7 @@ func benchRepo(b *testing.B, files, libFiles, tasks int, isolation string) (*git
 	for i := 0; i < files; i++ {
 		content[fmt.Sprintf("src/d%02d/f%04d.txt", i%100, i)] = fmt.Sprintf("file %d\n", i)
 	}
-	for p, c := range content {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	writeFiles(b, dir, content)
 	file := library.File(repo)
 	for k, v := range map[string]string{
 		"library.s.path":      "skills/s",

@@ -260,25 +260,39 @@ func (r *runner) stopped(ctx context.Context, err error) string {
 }
 
 // rounds measures the baseline, then runs rounds until --rounds or
-// --target.
+// --target. The asynchronous runtime measures it with its workers already
+// at work (asyncRounds).
 func (r *runner) rounds(ctx context.Context) error {
 	sum := r.summary
-	if err := r.baseline(ctx); err != nil {
-		return err
-	}
-	if err := r.queuePending(ctx); err != nil {
-		return err
-	}
 	if r.opts.Async {
+		// Proposals an earlier run left undecided are queued before any
+		// worker can write over its branch.
+		pending, err := r.queuePending(ctx)
+		if err != nil {
+			return err
+		}
 		dev, err := r.repo.ResolveRef(ctx, r.refs.Dev())
 		if err != nil {
 			return err
 		}
-		if r.opts.Target <= 0 || sum.Final < r.opts.Target {
-			if err := r.asyncRounds(ctx, dev); err != nil {
+		if err := r.asyncRounds(ctx, dev, func(ctx context.Context) error {
+			if err := r.baseline(ctx); err != nil {
 				return err
 			}
+			r.resuming(pending)
+			return nil
+		}); err != nil {
+			return err
 		}
+	} else {
+		if err := r.baseline(ctx); err != nil {
+			return err
+		}
+		pending, err := r.queuePending(ctx)
+		if err != nil {
+			return err
+		}
+		r.resuming(pending)
 	}
 	for round := 1; !r.opts.Async && round <= r.opts.Rounds; round++ {
 		if r.opts.Target > 0 && sum.Final >= r.opts.Target {

@@ -16,6 +16,7 @@ import (
 	"github.com/git-descent/git-descent/ledger"
 	"github.com/git-descent/git-descent/library"
 	"github.com/git-descent/git-descent/rollout"
+	"github.com/git-descent/git-descent/sandbox"
 )
 
 // baseline scores dev on validation before the first round and refuses to
@@ -23,6 +24,7 @@ import (
 // measures how reproducible the agent is and says what the smallest gain
 // the gate can accept is.
 func (r *runner) baseline(ctx context.Context) error {
+	ctx = sandbox.WithPriority(ctx, sandbox.Critical) // everything after waits for it
 	s, out := r.summary, r.opts.Out
 	if r.role == roleAggregate {
 		fmt.Fprintf(out, "aggregating %s (%s): %d train, %d validation, %d test tasks; %s at once, %s\n",
@@ -122,25 +124,32 @@ func allFailed(recs []rollout.Record) error {
 // queuePending queues, in the journal, the proposals on worker branches
 // that no decision covers (a run stopped between proposing and deciding),
 // before any worker can replace them: the first round decides them.
-func (r *runner) queuePending(ctx context.Context) error {
+func (r *runner) queuePending(ctx context.Context) (int, error) {
 	j := ledger.OpenJournal(r.repo, r.lib.Name)
 	head, err := j.Head(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ps, err := j.Undecided(ctx, head)
 	if err != nil || len(ps) == 0 {
-		return err
+		return 0, err
 	}
 	if _, err := j.Queue(context.WithoutCancel(ctx), head, ps); err != nil {
-		return fmt.Errorf("queue undecided proposals of %s: %w", r.lib.Name, err)
+		return 0, fmt.Errorf("queue undecided proposals of %s: %w", r.lib.Name, err)
+	}
+	return len(ps), nil
+}
+
+// resuming says how many proposals of an earlier run queuePending queued.
+func (r *runner) resuming(n int) {
+	if n == 0 {
+		return
 	}
 	verb := "await"
-	if len(ps) == 1 {
+	if n == 1 {
 		verb = "awaits"
 	}
-	fmt.Fprintf(r.opts.Out, "resuming: %s from an earlier run %s a decision\n", words.Count(len(ps), "proposal"), verb)
-	return nil
+	fmt.Fprintf(r.opts.Out, "resuming: %s from an earlier run %s a decision\n", words.Count(n, "proposal"), verb)
 }
 
 // report prints one round.

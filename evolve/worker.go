@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -29,10 +30,6 @@ type worker struct {
 	r        *runner
 	train    []eval.Task // all train tasks, in the run's fixed order
 	snapshot git.Hash    // the dev commit it works from (synchronous rounds)
-	// slot, in the asynchronous runtime, holds a token while the worker has
-	// no proposal waiting for a decision: its branch can only hold one, so
-	// writing the next waits for the last to be decided. nil in rounds.
-	slot chan struct{}
 	// doing says what the worker is doing now, for Status.
 	doing atomic.Value
 }
@@ -51,6 +48,19 @@ type job struct {
 	// proposal made on an older dev is rebased onto it before it is
 	// written. nil in rounds.
 	newest func() git.Hash
+	// claimed, in the asynchronous runtime, says whether a train task that
+	// failed on j.dev is already fixed by a proposal in flight or by one
+	// committed since (pipeline.claimed). nil in rounds.
+	claimed func(task string) bool
+	// stake, in the asynchronous runtime, claims the train tasks the
+	// step's proposal fixes; false when another's proposal claimed them
+	// all first (claims.stake). nil in rounds.
+	stake func(fixed []string) bool
+	// hold, in the asynchronous runtime, waits for the run's baseline, then
+	// has the journal hold the worker's last proposal if no round has
+	// taken it yet: its branch holds one proposal, which the next would
+	// otherwise replace (pipeline.hold). nil in rounds.
+	hold func(context.Context) error
 }
 
 // stepResult is what a step made: a submission, or a decision when the
@@ -61,10 +71,12 @@ type job struct {
 type stepResult struct {
 	worker    string // "w<id>"
 	sub       *aggregate.Submission
+	fixed     []string // the train tasks sub was measured to fix (failing before, solved after)
 	dec       *ledger.Decision
 	quiet     string
 	passed    bool
 	abandoned bool // dev moved too far under it (asynchronous runtime)
+	claimed   bool // every failure it found is claimed (asynchronous runtime)
 }
 
 // refresh takes dev as the worker's snapshot every Options.Refresh rounds,
@@ -127,6 +139,15 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 	if j.stale != nil && j.stale() {
 		return stepResult{abandoned: true}, nil
 	}
+	if j.claimed != nil {
+		// Failures a proposal in flight (or committed since j.dev) fixes
+		// are left to it: the proposer is shown the others, and with none
+		// left the step ends without asking it.
+		fb.Failures = slices.DeleteFunc(fb.Failures, func(a agent.Attempt) bool { return j.claimed(a.TaskID) })
+		if len(fb.Failures) == 0 {
+			return stepResult{claimed: true}, nil
+		}
+	}
 	w.doing.Store(fmt.Sprintf("proposing an edit for %s", words.Count(len(fb.Failures), "failed task")))
 	m, err := w.r.proposeEdit(ctx, &w.seat, dev, fb)
 	if err != nil {
@@ -144,35 +165,35 @@ func (w *worker) step(ctx context.Context, j job) (res stepResult, err error) {
 		rat.Subject = fmt.Sprintf("Edit %s after %d failed tasks", strings.Join(edit.Paths, ", "), len(fb.Failures))
 	}
 	w.doing.Store("measuring its edit on the same tasks")
-	p, err := w.r.measureProposal(ctx, w.id, dev, edit, batch, before, rat, start)
+	p, fixed, err := w.r.measureProposal(ctx, w.id, dev, edit, batch, before, rat, start)
 	if err != nil {
 		return stepResult{}, err
 	}
-	p.Started, p.RolloutSeconds, p.ProposeSeconds = start, rolled.Seconds(), proposed.Seconds()
-	if w.slot != nil {
-		w.doing.Store("waiting for its last proposal to be decided")
-		select {
-		case <-w.slot:
-		case <-ctx.Done():
-			return stepResult{}, ctx.Err()
-		}
+	if j.stake != nil && !j.stake(fixed) {
+		return stepResult{claimed: true}, nil // another worker's proposal fixes the same tasks
 	}
+	p.Started, p.RolloutSeconds, p.ProposeSeconds = start, rolled.Seconds(), proposed.Seconds()
 	if j.newest != nil {
 		w.doing.Store("rebasing its edit onto the newest dev")
-		if p, edit, err = w.r.rebase(ctx, p, edit, j.newest(), batch, rat, start); err != nil {
-			w.slot <- struct{}{} // nothing was written: the slot is still free
+		if p, edit, fixed, err = w.r.rebase(ctx, p, edit, fixed, j.newest(), batch, rat, start); err != nil {
 			return stepResult{}, err
 		}
 		p.Started, p.RolloutSeconds, p.ProposeSeconds = start, rolled.Seconds(), proposed.Seconds()
 	}
+	if j.hold != nil {
+		w.doing.Store("holding its last proposal for the aggregator")
+		if err := j.hold(ctx); err != nil {
+			return stepResult{}, err
+		}
+	}
 	sub, err := w.r.writeProposal(ctx, p, edit)
-	return stepResult{sub: sub}, err
+	return stepResult{sub: sub, fixed: fixed}, err
 }
 
 // commitProposal measures an edit (measureProposal) and commits it as
 // worker's proposal on dev.
 func (r *runner) commitProposal(ctx context.Context, worker string, dev git.Hash, edit materialize.Edit, tasks []eval.Task, before []rollout.Record, rat agent.Rationale, start time.Time) (*aggregate.Submission, error) {
-	p, err := r.measureProposal(ctx, worker, dev, edit, tasks, before, rat, start)
+	p, _, err := r.measureProposal(ctx, worker, dev, edit, tasks, before, rat, start)
 	if err != nil {
 		return nil, err
 	}
@@ -193,52 +214,60 @@ func (r *runner) writeProposal(ctx context.Context, p *ledger.Proposal, edit mat
 // measured there on the same tasks, so that it reaches the gate fresh
 // instead of stale. An edit that does not merge cleanly, or a dev that has
 // not moved, leaves p as it is (the staleness policy then handles it).
-func (r *runner) rebase(ctx context.Context, p *ledger.Proposal, edit materialize.Edit, dev git.Hash, tasks []eval.Task, rat agent.Rationale, start time.Time) (*ledger.Proposal, materialize.Edit, error) {
+// fixed is the tasks p fixes, and it returns those the rebased one fixes.
+func (r *runner) rebase(ctx context.Context, p *ledger.Proposal, edit materialize.Edit, fixed []string, dev git.Hash, tasks []eval.Task, rat agent.Rationale, start time.Time) (*ledger.Proposal, materialize.Edit, []string, error) {
 	if dev.IsZero() || dev == p.Base {
-		return p, edit, nil
+		return p, edit, fixed, nil
 	}
 	own, err := r.repo.CommitTree(ctx, git.CommitTreeRequest{Tree: edit.Tree, Parents: []git.Hash{p.Base}, Message: "git-descent: proposal to rebase\n"})
 	if err != nil {
-		return nil, edit, err
+		return nil, edit, nil, err
 	}
 	tree, err := r.repo.MergeTree(ctx, merge.TreeRequest(dev, own))
 	var conflict *git.MergeConflictError
 	if errors.As(err, &conflict) {
-		return p, edit, nil
+		return p, edit, fixed, nil
 	}
 	if err != nil {
-		return nil, edit, err
+		return nil, edit, nil, err
 	}
 	devLib, err := r.repo.TreeOf(ctx, dev, r.lib.Path)
 	if err != nil {
-		return nil, edit, err
+		return nil, edit, nil, err
 	}
 	before, err := r.eval.RolloutAll(ctx, devLib, tasks)
 	if err != nil {
-		return nil, edit, err
+		return nil, edit, nil, err
 	}
 	rebased := materialize.Edit{Tree: tree, Paths: edit.Paths}
-	q, err := r.measureProposal(ctx, p.Worker, dev, rebased, tasks, before, rat, start)
+	q, fixed, err := r.measureProposal(ctx, p.Worker, dev, rebased, tasks, before, rat, start)
 	if err != nil {
-		return nil, edit, err
+		return nil, edit, nil, err
 	}
 	q.Tokens += p.Tokens - rat.Tokens // what the first measurement's rollouts spent
 	q.Cost += p.Cost - rat.Cost
 	q.Unpriced += p.Unpriced - rat.Unpriced
-	return q, rebased, nil
+	return q, rebased, fixed, nil
 }
 
 // measureProposal re-runs tasks with the edit applied and returns the
 // proposal it makes on dev, with its evidence: the tasks' rewards before
-// (on dev) and after, and what they and the proposer spent.
-func (r *runner) measureProposal(ctx context.Context, worker string, dev git.Hash, edit materialize.Edit, tasks []eval.Task, before []rollout.Record, rat agent.Rationale, start time.Time) (*ledger.Proposal, error) {
+// (on dev) and after, and what they and the proposer spent; and the tasks
+// it fixes (failing before, solved after).
+func (r *runner) measureProposal(ctx context.Context, worker string, dev git.Hash, edit materialize.Edit, tasks []eval.Task, before []rollout.Record, rat agent.Rationale, start time.Time) (*ledger.Proposal, []string, error) {
 	newLib, err := r.repo.TreeOf(ctx, edit.Tree, r.lib.Path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	after, err := r.eval.RolloutAll(ctx, newLib, tasks)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var fixed []string
+	for i, t := range tasks {
+		if before[i].Errored == "" && after[i].Errored == "" && before[i].Reward < eval.Solved && after[i].Reward >= eval.Solved {
+			fixed = append(fixed, t.ID)
+		}
 	}
 	return &ledger.Proposal{
 		Subject: rat.Subject, Body: rat.Body,
@@ -250,7 +279,7 @@ func (r *runner) measureProposal(ctx context.Context, worker string, dev git.Has
 			Unpriced: rat.Unpriced + spent(before).unpriced + spent(after).unpriced,
 			Seconds:  time.Since(start).Seconds(), Agent: r.agent,
 		},
-	}, nil
+	}, fixed, nil
 }
 
 // feedback sorts a minibatch's rollouts into failures and passes; rollouts

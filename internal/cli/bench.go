@@ -67,7 +67,7 @@ and graded) takes about half an hour on two cores.`,
 	f.BoolVar(&o.NoTarget, "no-target", false, "run --rounds rounds' worth of steps without stopping at the target (for throughput)")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON on stdout (the tables go to stderr)")
 	f.BoolVar(&o.remote, "remote-workers", false, "time to target on routing with --workers (default 8) in-process workers against as many git descent work processes, each in its own clone of a bare repository, and an aggregator")
-	f.BoolVar(&o.suite, "runtime-suite", false, "measure the runtime: workers 1 to 16 (50 ms calls), sync against async (lognormal σ 1, 8 workers, --hedge 4 unless given), the wall time per proposal with a zero-latency agent beside 10,000 files")
+	f.BoolVar(&o.suite, "runtime-suite", false, "measure the runtime: workers 1 to 16 (50 ms calls), sync against async (lognormal σ 1, 8 workers, --hedge 4 unless given, at least 5 runs), the wall time per proposal with a zero-latency agent beside 10,000 files")
 	f.DurationVar(&o.MaxTime, "max-time", 120*time.Second, "the most one run of routing or graded takes")
 	f.IntVar(&o.Rounds, "rounds", 10, "rounds of a coinflip run")
 	f.StringVar(&o.Dir, "dir", "", "create the throwaway repositories here (default the system temp dir)")
