@@ -181,9 +181,18 @@ func (a *Aggregator) Round(ctx context.Context, subs []*Submission, others []led
 func (a *Aggregator) Hold(ctx context.Context, subs []*Submission) error {
 	a.jmu.Lock()
 	defer a.jmu.Unlock()
-	head, err := a.journal.Head(ctx)
-	if err != nil {
-		return err
+	var head ledger.JournalHead
+	if a.live != nil {
+		// On the journal as the round last wrote it: if another writer
+		// moved it since, the compare-and-swap below fails, as the round's
+		// next record would, rather than taking that writer's journal
+		// for the round's.
+		head = a.live.head
+	} else {
+		var err error
+		if head, err = a.journal.Head(ctx); err != nil {
+			return err
+		}
 	}
 	if err := ledger.CheckHeads(ctx, a.Repo, a.Library.Name, head); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -699,5 +700,42 @@ func TestHoldDuringARound(t *testing.T) {
 	}
 	if got := outcomes(f.round()); got["2"] != ledger.Committed {
 		t.Fatalf("next round: %v, want the held proposal committed", got)
+	}
+}
+
+// A Hold during a round builds on the journal as the round last wrote it:
+// when another writer moved the journal meanwhile, the Hold fails as the
+// round's next record would, instead of taking that writer's journal for
+// the round's and overwriting what it wrote.
+func TestHoldDuringARoundDoesNotAdoptAnotherWriter(t *testing.T) {
+	f := newFixture(t, "# S\n\nrules:\nend\n", "A", "B", "C")
+	a := f.propose("1", "# S\n\nrules:\nA\nend\n", 0, 1, "A")
+	b := f.propose("2", "# S\n\nrules:\nend\nB\n", 0, 1, "B")
+	c := f.propose("3", "# S\n\nrules:\nend\nC\n", 0, 1, "C")
+	j := ledger.OpenJournal(f.repo, "s")
+	held := make(chan error, 1)
+	f.scorer.before = func() {
+		head, err := j.Head(f.ctx)
+		if err == nil {
+			_, err = j.Queue(f.ctx, head, []*ledger.Proposal{c.Proposal}) // the other writer
+		}
+		if err != nil {
+			held <- err
+			return
+		}
+		held <- f.agg.Hold(f.ctx, []*Submission{b})
+	}
+	if _, err := f.agg.Round(f.ctx, []*Submission{a}, nil); err == nil {
+		t.Error("the round went on over another writer's journal")
+	}
+	if err := <-held; err == nil {
+		t.Error("a Hold during the round built on another writer's journal")
+	}
+	head, err := j.Head(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(head.State.Refile, func(r ledger.Refile) bool { return r.Proposal == c.Proposal.Commit }) {
+		t.Errorf("the other writer's queued proposal left the queue: %+v", head.State.Refile)
 	}
 }

@@ -15,7 +15,8 @@ import (
 // yet, with state and the run's spending since the last record, and the
 // ref moves those decisions make, as one transaction (ledger.Journal.Record).
 // A merge into dev is recorded this way the moment it is made, so dev never
-// holds a proposal the journal does not say was committed.
+// holds a proposal the journal does not say was committed. Only a round
+// records (a.live is its journal).
 func (a *Aggregator) record(ctx context.Context, d *decider, state ledger.State, message string, moves ...ledger.Move) error {
 	a.jmu.Lock()
 	defer a.jmu.Unlock()

@@ -17,6 +17,6 @@
 //
 // round.go runs them, evaluating up to Gates candidates at once and deciding
 // them in order; decide.go collects a round's decisions. An Aggregator is
-// used from one goroutine, but for Hold, which may run during a round; the
-// rollouts of a stage run in parallel.
+// used from one goroutine, but for Hold and Arrived, which may run during a
+// round; the rollouts of a stage run in parallel.
 package aggregate

@@ -354,3 +354,18 @@ func TestGuardedChangesAreNotFused(t *testing.T) {
 		}
 	}
 }
+
+// Members that each fix what the other does not, one of them also
+// breaking a task the other fixes, fuse into something better than
+// either alone: no semantic conflict, although each alone does better
+// than the fusion on the task the fusion fails (rank scores them exactly
+// before splitting).
+func TestFusionBetterThanItsMembersIsNotSplit(t *testing.T) {
+	f := newFixture(t, "rules:\nend\n", "A", "B", "B", "C")
+	a := f.propose("1", "rules:\nA\nC\nend\n", 0, 1, "A")
+	b := f.propose("2", "rules:\nend\nPOISON\nB\n", 0, 1, "B")
+	res := f.round(a, b)
+	if got := outcomes(res); got["1"] != ledger.Committed || got["2"] != ledger.Committed {
+		t.Fatalf("outcomes = %v, want both committed together (0.75 against 0.50 for either alone)", got)
+	}
+}

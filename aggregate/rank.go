@@ -30,60 +30,84 @@ type ranking struct {
 func (r *ranking) split() bool { return r.fused < r.bestScore }
 
 // rank scores fusion f, built on dev, against each of its members merged
-// alone onto dev. Without the tournament it uses a shared subset of
-// validation, and rolls the members out only on the tasks where the
-// fusion fell short of full marks: on the others no member can beat it,
-// so a member counts as the fusion's equal there (which, if anything,
-// favours the member). With the tournament it uses the whole split and
-// every member on every task, for exact statistics. It runs while f's
-// gate does (evaluate) and decides nothing: apply does, the best single
-// going on alone and the others re-filed when the fusion lost.
+// alone onto dev, on a shared subset of validation (the whole split with
+// the tournament), tasks whose fusion rollout errored left out. Members
+// are rolled out together, first on the tasks where the fusion fell short
+// of full marks (all of them with the tournament): credited full marks on
+// the others, a member whose score still does not beat the fusion's
+// cannot, and is done; the members that might are rolled out on the rest
+// too and scored exactly. It runs while f's gate does (evaluate) and
+// decides nothing: apply does, the best single going on alone and the
+// others re-filed when the fusion lost.
 func (a *Aggregator) rank(ctx context.Context, dev git.Hash, f *fusion) (*ranking, error) {
 	tasks := a.heldOut(f.members)
 	if !a.Library.Tournament && len(tasks) > semanticSubset {
 		tasks = tasks[:semanticSubset]
 	}
-	fused, err := a.perTask(ctx, f.tree, tasks)
+	all, err := a.perTask(ctx, f.tree, tasks)
 	if err != nil {
 		return nil, err
 	}
-	var open []eval.Task // the tasks the members are rolled out on
+	var short, full []eval.Task // where the fusion fell short of full marks, and the rest
+	var fused []float64         // the fusion's scores on short, then on full
 	for i, t := range tasks {
-		if a.Library.Tournament || !math.IsNaN(fused[i]) && fused[i] < 1 {
-			open = append(open, t)
+		switch {
+		case math.IsNaN(all[i]):
+		case a.Library.Tournament || all[i] < 1:
+			short = append(short, t)
+			fused = append(fused, all[i])
 		}
 	}
+	for i, t := range tasks {
+		if !math.IsNaN(all[i]) && !a.Library.Tournament && all[i] >= 1 {
+			full = append(full, t)
+			fused = append(fused, all[i])
+		}
+	}
+	r := &ranking{bestScore: -1, fused: meanOf(fused), tasks: len(tasks)}
 	alone := make([]*fusion, len(f.members))
 	var jobs []scoring
 	for i, m := range f.members {
 		if alone[i], err = a.build(ctx, dev, []*Submission{m}); err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, scoring{alone[i].tree, open})
+		jobs = append(jobs, scoring{alone[i].tree, short})
 	}
-	if len(open) > 0 {
-		a.warm(ctx, jobs)
-	}
-	r := &ranking{bestScore: -1, fused: meanOf(fused), tasks: len(tasks)}
-	for _, m := range alone {
-		own, err := a.perTask(ctx, m.tree, open)
-		if err != nil {
+	a.warm(ctx, jobs)
+	scores := make([][]float64, len(alone)) // each member's, on short then full
+	var exact []scoring
+	for i, m := range alone {
+		if scores[i], err = a.perTask(ctx, m.tree, short); err != nil {
 			return nil, err
 		}
-		scores := slices.Clone(fused) // equal to the fusion where it has full marks
-		for i, j := 0, 0; i < len(tasks) && j < len(open); i++ {
-			if tasks[i].ID == open[j].ID {
-				if !math.IsNaN(own[j]) {
-					scores[i] = own[j]
-				}
-				j++
+		if bound := meanOf(orFused(append(slices.Clone(scores[i]), fused[len(short):]...), fused)); bound > r.fused {
+			exact = append(exact, scoring{m.tree, full})
+		}
+	}
+	a.warm(ctx, exact)
+	for i, m := range alone {
+		rest := fused[len(short):] // full marks: the bound
+		if slices.ContainsFunc(exact, func(s scoring) bool { return s.tree == m.tree }) {
+			if rest, err = a.perTask(ctx, m.tree, full); err != nil {
+				return nil, err
 			}
 		}
-		if sc := meanOf(scores); sc > r.bestScore {
+		if sc := meanOf(orFused(append(slices.Clone(scores[i]), rest...), fused)); sc > r.bestScore {
 			r.best, r.bestScore = m, sc
 		}
 	}
 	return r, nil
+}
+
+// orFused is a member's scores with the fusion's in place of those whose
+// rollout errored.
+func orFused(member, fused []float64) []float64 {
+	for i, x := range member {
+		if math.IsNaN(x) {
+			member[i] = fused[i]
+		}
+	}
+	return member
 }
 
 // perTask is a whole-repository tree's library's mean reward on each of

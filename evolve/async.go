@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -21,8 +20,8 @@ import (
 //
 // Ownership: each worker goroutine owns its worker; the aggregator
 // goroutine (the caller of asyncRounds) owns the Aggregator and the
-// summary; the fields under mu, the claims, the queue and Aggregator.Hold
-// (safe during a round) are all they share.
+// summary; the fields under mu, the claims, the queue, Aggregator.Hold and
+// Aggregator.Arrived (both safe during a round) are all they share.
 //
 //   - Backpressure: the queue holds one item per worker; a worker whose
 //     next item does not fit waits.
@@ -35,7 +34,10 @@ import (
 //   - Claims: a step leaves the failures another proposal in flight (or
 //     one committed since its snapshot) was measured to fix to that
 //     proposal, and drops its own proposal when it fixes only tasks
-//     claimed first (claims).
+//     claimed first (claims). A step that finds nothing to do (every
+//     failure claimed, or none) waits for the next round's decisions
+//     before the next step (settling), so that the run's steps are not
+//     spent in moments while what it waits on is decided.
 //   - Rebase: a proposal made on an older dev is merged onto the newest
 //     and measured there before it is written (runner.rebase), so it
 //     reaches the aggregator fresh rather than stale.
@@ -43,7 +45,8 @@ import (
 //     more when it has fewer proposals than half the workers (collect).
 //   - Lag: a step whose dev has had more than AsyncRatio commits made on
 //     top of it before its proposer runs is abandoned, and the worker
-//     starts again from the new dev.
+//     starts again from the new dev (on the next minibatch: every step
+//     has its own number).
 //   - Stall: when 2 × workers proposals in a row are decided without a
 //     commit, every step in progress from an older dev is abandoned too.
 //
@@ -61,7 +64,9 @@ type pipeline struct {
 	dev       git.Hash                // dev as the aggregator last left it
 	version   int                     // dev commits made by this run so far
 	epoch     int                     // bumped at each stall
-	taken     int                     // steps started
+	taken     int                     // steps started (an abandoned one is given back)
+	issued    int                     // step numbers handed out: every step, abandoned or not, its own
+	settled   chan struct{}           // closed and replaced each time a round's decisions are in
 	quietRun  int                     // proposals decided in a row without a commit
 	abandoned int                     // steps abandoned for lag or a stall
 	stalls    int
@@ -87,6 +92,7 @@ type snapshot struct {
 	dev     git.Hash
 	version int
 	epoch   int
+	settled <-chan struct{} // closed once a round's decisions are in after the step was taken
 }
 
 // asyncRounds runs the pipeline until --rounds × workers steps are done and
@@ -97,7 +103,7 @@ type snapshot struct {
 func (r *runner) asyncRounds(ctx context.Context, dev git.Hash, baseline func(context.Context) error) error {
 	n := len(r.workers)
 	p := &pipeline{r: r, steps: r.opts.Rounds * n, seq0: r.roundNo * n, queue: make(chan stepResult, n), dev: dev, active: n, fewest: n, most: n, claims: newClaims(),
-		unheld: map[string]*aggregate.Submission{}, ready: make(chan struct{})}
+		unheld: map[string]*aggregate.Submission{}, ready: make(chan struct{}), settled: make(chan struct{})}
 	p.wake = sync.NewCond(&p.mu)
 	r.agg.OnCommit = p.committed
 	r.agg.Upcoming = p.next
@@ -113,6 +119,9 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash, baseline func(co
 		p.wake.Broadcast()
 		p.mu.Unlock()
 	})()
+	// A worker's error ends the baseline too: the run is over.
+	bctx, stopBaseline := context.WithCancel(ctx)
+	defer stopBaseline()
 	errs := make(chan error, len(r.workers))
 	var wg sync.WaitGroup
 	for _, w := range r.workers {
@@ -122,6 +131,7 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash, baseline func(co
 			if err := p.work(wctx, w); err != nil {
 				errs <- err
 				stopWorkers()
+				stopBaseline()
 			}
 		}()
 	}
@@ -129,12 +139,10 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash, baseline func(co
 		wg.Wait()
 		close(p.queue)
 	}()
-	err := baseline(ctx)
-	if err == nil {
+	err := baseline(bctx)
+	if err == nil && (r.opts.Target <= 0 || r.summary.Final < r.opts.Target) {
 		fmt.Fprintf(r.opts.Out, "runtime: asynchronous (%d steps at most; a snapshot may lag dev by %s)\n",
 			p.steps, words.Count(r.opts.AsyncRatio, "commit"))
-	}
-	if err == nil && (r.opts.Target <= 0 || r.summary.Final < r.opts.Target) {
 		close(p.ready)
 		err = p.aggregate(ctx, stopWorkers)
 	}
@@ -145,7 +153,7 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash, baseline func(co
 	for range p.queue {
 	}
 	close(errs)
-	if err != nil {
+	if err != nil && (!errors.Is(err, context.Canceled) || ctx.Err() != nil) {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -155,6 +163,9 @@ func (r *runner) asyncRounds(ctx context.Context, dev git.Hash, baseline func(co
 		if !errors.Is(e, context.Canceled) {
 			return e
 		}
+	}
+	if err != nil {
+		return err // the baseline, cancelled by no worker's error
 	}
 	if p.abandoned > 0 {
 		fmt.Fprintf(r.opts.Out, "async: %s abandoned as dev moved on (%s)\n", words.Count(p.abandoned, "step"), words.Count(p.stalls, "stall"))
@@ -176,15 +187,18 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 		if !ok {
 			return nil
 		}
-		j := job{dev: snap.dev, seq: seq, id: fmt.Sprintf("s%d-w%s", seq, w.id), stale: func() bool { return p.stale(snap) }, newest: p.newest,
+		// The step's id keys its claims: a step abandoned for lag gives
+		// its number back, and another worker may take it meanwhile.
+		id := fmt.Sprintf("s%d-w%s", seq, w.id)
+		j := job{dev: snap.dev, seq: seq, id: id, stale: func() bool { return p.stale(snap) }, newest: p.newest,
 			claimed: func(task string) bool { return p.claims.claimed("", snap.version, task) },
-			stake:   func(tasks []string) bool { return p.claims.stake(seqID(seq), snap.version, tasks) },
+			stake:   func(tasks []string) bool { return p.claims.stake(id, snap.version, tasks) },
 			hold:    func(ctx context.Context) error { return p.hold(ctx, w) }}
 		began := time.Now()
 		res, err := w.step(ctx, j)
 		p.stepped(time.Since(began))
 		if res.sub == nil {
-			p.claims.drop(seqID(seq))
+			p.claims.drop(id)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -201,12 +215,13 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 		}
 		if res.claimed {
 			p.mu.Lock()
-			p.skipped++ // the next step moves on to other tasks
+			p.skipped++
 			p.mu.Unlock()
+			p.settling(ctx, snap)
 			continue
 		}
 		if res.sub != nil {
-			p.claims.written(seqID(seq), res.sub.Proposal.Commit, res.fixed)
+			p.claims.written(id, res.sub.Proposal.Commit, res.fixed)
 			p.mu.Lock()
 			p.unheld[w.id] = res.sub
 			p.mu.Unlock()
@@ -217,6 +232,24 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 		case <-ctx.Done():
 			return context.Canceled
 		}
+		if res.passed {
+			p.settling(ctx, snap)
+		}
+	}
+}
+
+// settling waits, after a step that found nothing to do (every failure
+// claimed, or none), until a round has decided what was in flight when
+// the step was taken, or a while at most: until then the next step would
+// most likely find the same, in moments, and spend the run's steps for
+// nothing.
+func (p *pipeline) settling(ctx context.Context, snap snapshot) {
+	wait := time.NewTimer(max(2*p.stepTime(), time.Second))
+	defer wait.Stop()
+	select {
+	case <-snap.settled:
+	case <-wait.C:
+	case <-ctx.Done():
 	}
 }
 
@@ -260,11 +293,12 @@ func (p *pipeline) take(ctx context.Context, w *worker) (int, snapshot, bool) {
 	if p.taken >= p.steps || ctx.Err() != nil {
 		return 0, snapshot{}, false
 	}
-	seq := p.seq0 + p.taken
+	seq := p.seq0 + p.issued
+	p.issued++
 	if p.taken++; p.taken == p.steps {
 		p.wake.Broadcast() // parked workers: there is nothing left to take
 	}
-	return seq, snapshot{dev: p.dev, version: p.version, epoch: p.epoch}, true
+	return seq, snapshot{dev: p.dev, version: p.version, epoch: p.epoch, settled: p.settled}, true
 }
 
 // activeWorkers is how many workers may take steps now.
@@ -274,15 +308,27 @@ func (p *pipeline) activeWorkers() int {
 	return p.active
 }
 
-// devVersion is how many dev commits this run has made.
-func (p *pipeline) devVersion() int {
+// settle applies a round's decisions to the claims (a proposal it was
+// handed and did not decide, one an earlier run decided, gives up its
+// claims too) and wakes the workers waiting for them.
+func (p *pipeline) settle(batch []stepResult, res *aggregate.RoundResult) {
+	decided := map[git.Hash]bool{}
+	for _, d := range res.Decisions {
+		decided[d.Proposal] = true
+	}
+	var undecided []git.Hash
+	for _, s := range submissions(batch) {
+		if !decided[s.Proposal.Commit] {
+			undecided = append(undecided, s.Proposal.Commit)
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.version
+	p.claims.settle(res.Decisions, p.version)
+	p.claims.forget(undecided)
+	close(p.settled)
+	p.settled = make(chan struct{})
 }
-
-// seqID names step seq in the claims.
-func seqID(seq int) string { return strconv.Itoa(seq) }
 
 // newest is dev as the aggregator last left it.
 func (p *pipeline) newest() git.Hash {
@@ -325,7 +371,7 @@ func (p *pipeline) aggregate(ctx context.Context, stopWorkers context.CancelFunc
 		r.opts.Log.Debug("async round", "round", res.Round, "items", len(batch), "waited", waited, "active", p.activeWorkers(),
 			"decisions", len(res.Decisions), "merges", res.Merges(), "score", res.DevScore, "seconds", time.Since(began).Seconds())
 		r.account(res)
-		p.claims.settle(res.Decisions, p.devVersion())
+		p.settle(batch, res)
 		p.advance(res)
 		if r.opts.Target > 0 && r.summary.Final >= r.opts.Target {
 			stopWorkers()

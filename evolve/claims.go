@@ -103,6 +103,18 @@ func (c *claims) settle(ds []ledger.Decision, version int) {
 	}
 }
 
+// forget drops the claims of proposals that will not be decided.
+func (c *claims) forget(commits []git.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, commit := range commits {
+		if step, ok := c.step[commit]; ok {
+			c.dropLocked(step)
+			delete(c.step, commit)
+		}
+	}
+}
+
 func (c *claims) add(step, task string) {
 	if c.by[task] == nil {
 		c.by[task] = map[string]int{}
