@@ -187,9 +187,7 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 		if !ok {
 			return nil
 		}
-		// The step's id keys its claims: a step abandoned for lag gives
-		// its number back, and another worker may take it meanwhile.
-		id := fmt.Sprintf("s%d-w%s", seq, w.id)
+		id := fmt.Sprintf("s%d-w%s", seq, w.id) // the step's own: it keys its claims
 		j := job{dev: snap.dev, seq: seq, id: id, stale: func() bool { return p.stale(snap) }, newest: p.newest,
 			claimed: func(task string) bool { return p.claims.claimed("", snap.version, task) },
 			stake:   func(tasks []string) bool { return p.claims.stake(id, snap.version, tasks) },
@@ -209,7 +207,7 @@ func (p *pipeline) work(ctx context.Context, w *worker) error {
 		if res.abandoned {
 			p.mu.Lock()
 			p.abandoned++
-			p.taken-- // the step is taken again, from the new dev
+			p.taken-- // not a step of the budget: the worker starts again, from the new dev
 			p.mu.Unlock()
 			continue
 		}
