@@ -620,16 +620,7 @@ func TestHeldProposalIsDecidedAfterItsBranchMovedOn(t *testing.T) {
 	}
 	b := f.propose("1", "# S\n\nrules:\nB\nend\n", 0, 1, "B") // the same worker's next: its branch leaves a
 	j := ledger.OpenJournal(f.repo, "s")
-	head, err := j.Head(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(head.State.Refile) != 1 || head.State.Refile[0].Proposal != a.Proposal.Commit {
-		t.Fatalf("queued after holding a twice: %+v, want a once", head.State.Refile)
-	}
-	if ok, err := f.repo.IsAncestor(f.ctx, a.Proposal.Commit, head.Commit); err != nil || !ok {
-		t.Fatalf("held proposal reachable from the journal: %v, %v", ok, err)
-	}
+	f.queuedAlone(a, "after holding a twice")
 	// A new aggregator, as the next run would have, given only b.
 	next := NewAggregator(f.repo, f.lib, f.agg.Validation, f.scorer, nil)
 	next.Train = f.agg.Train
@@ -644,7 +635,8 @@ func TestHeldProposalIsDecidedAfterItsBranchMovedOn(t *testing.T) {
 	if decided[a.Proposal.Commit] != ledger.Committed || decided[b.Proposal.Commit] != ledger.Committed {
 		t.Fatalf("decisions %v: want the held proposal and the branch's both committed", decided)
 	}
-	if head, err = j.Head(f.ctx); err != nil || len(head.State.Refile) != 0 {
+	head, err := j.Head(f.ctx)
+	if err != nil || len(head.State.Refile) != 0 {
 		t.Fatalf("queue after the round: %+v, %v", head.State.Refile, err)
 	}
 	if err := next.Hold(f.ctx, []*Submission{a}); err != nil {
@@ -688,16 +680,7 @@ func TestHoldDuringARound(t *testing.T) {
 	if got := outcomes(res); len(got) != 1 || got["1"] != ledger.Committed {
 		t.Fatalf("outcomes = %v, want w1 committed alone", got)
 	}
-	head, err := ledger.OpenJournal(f.repo, "s").Head(f.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(head.State.Refile) != 1 || head.State.Refile[0].Proposal != b.Proposal.Commit {
-		t.Fatalf("queue after the round = %+v, want the proposal held during it", head.State.Refile)
-	}
-	if ok, err := f.repo.IsAncestor(f.ctx, b.Proposal.Commit, head.Commit); err != nil || !ok {
-		t.Fatalf("proposal held during the round reachable from the journal: %v, %v", ok, err)
-	}
+	f.queuedAlone(b, "after the round (held during it)")
 	if got := outcomes(f.round()); got["2"] != ledger.Committed {
 		t.Fatalf("next round: %v, want the held proposal committed", got)
 	}
@@ -737,5 +720,21 @@ func TestHoldDuringARoundDoesNotAdoptAnotherWriter(t *testing.T) {
 	}
 	if !slices.ContainsFunc(head.State.Refile, func(r ledger.Refile) bool { return r.Proposal == c.Proposal.Commit }) {
 		t.Errorf("the other writer's queued proposal left the queue: %+v", head.State.Refile)
+	}
+}
+
+// queuedAlone fails the test unless the journal queues s and nothing
+// else, and keeps it reachable; when says at what point.
+func (f *fixture) queuedAlone(s *Submission, when string) {
+	f.t.Helper()
+	head, err := ledger.OpenJournal(f.repo, "s").Head(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if len(head.State.Refile) != 1 || head.State.Refile[0].Proposal != s.Proposal.Commit {
+		f.t.Fatalf("queue %s = %+v, want %s alone", when, head.State.Refile, s.Proposal.Commit.Short())
+	}
+	if ok, err := f.repo.IsAncestor(f.ctx, s.Proposal.Commit, head.Commit); err != nil || !ok {
+		f.t.Fatalf("queued proposal %s reachable from the journal %s: %v, %v", s.Proposal.Commit.Short(), when, ok, err)
 	}
 }

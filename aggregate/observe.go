@@ -230,34 +230,56 @@ func (o *observations) ensure(ctx context.Context, tree git.Hash, tasks []eval.T
 	return out, nil
 }
 
-// meanScore is tree's mean reward over tasks, each task's rewards averaged
-// over every repeat seen so far (at least one is rolled out); tasks whose
-// rollout errored are left out.
-func (o *observations) meanScore(ctx context.Context, tree git.Hash, tasks []eval.Task) (float64, error) {
+// perTask is tree's mean reward on each of tasks over every repeat seen so
+// far (at least one is rolled out), NaN where the rollout errored.
+func (o *observations) perTask(ctx context.Context, tree git.Hash, tasks []eval.Task) ([]float64, error) {
 	rs, err := o.ensure(ctx, tree, tasks)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = math.NaN()
+		if len(r) > 0 {
+			out[i] = accept.Mean(r)
+		}
+	}
+	return out, nil
+}
+
+// meanOf is the mean of xs but NaNs, 0 when there are none.
+func meanOf(xs []float64) float64 {
 	var sum float64
 	n := 0
-	for _, r := range rs {
-		if len(r) > 0 {
-			sum += accept.Mean(r)
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			sum += x
 			n++
 		}
 	}
 	if n == 0 {
-		return 0, nil
+		return 0
 	}
-	return sum / float64(n), nil
+	return sum / float64(n)
 }
 
 // scoreTree is the mean reward of a whole-repository tree's library (or a
-// commit's) on tasks.
+// commit's) on tasks, each task's rewards averaged over every repeat seen
+// so far; tasks whose rollout errored are left out.
 func (a *Aggregator) scoreTree(ctx context.Context, tree git.Hash, tasks []eval.Task) (float64, error) {
-	lib, err := a.Repo.TreeOf(ctx, tree, a.Library.Path)
+	scores, err := a.perTask(ctx, tree, tasks)
 	if err != nil {
 		return 0, err
 	}
-	return a.obs.meanScore(ctx, lib, tasks)
+	return meanOf(scores), nil
+}
+
+// perTask is observations.perTask of a whole-repository tree's library
+// (or a commit's).
+func (a *Aggregator) perTask(ctx context.Context, tree git.Hash, tasks []eval.Task) ([]float64, error) {
+	lib, err := a.Repo.TreeOf(ctx, tree, a.Library.Path)
+	if err != nil {
+		return nil, err
+	}
+	return a.obs.perTask(ctx, lib, tasks)
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/git-descent/git-descent/accept"
 	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/ledger"
@@ -48,22 +47,18 @@ func (a *Aggregator) rank(ctx context.Context, dev git.Hash, f *fusion) (*rankin
 	if err != nil {
 		return nil, err
 	}
-	var short, full []eval.Task // where the fusion fell short of full marks, and the rest
-	var fused []float64         // the fusion's scores on short, then on full
+	var short, full []eval.Task   // where the fusion fell short of full marks, and the rest
+	var onShort, onFull []float64 // the fusion's scores on them
 	for i, t := range tasks {
 		switch {
 		case math.IsNaN(all[i]):
 		case a.Library.Tournament || all[i] < 1:
-			short = append(short, t)
-			fused = append(fused, all[i])
+			short, onShort = append(short, t), append(onShort, all[i])
+		default:
+			full, onFull = append(full, t), append(onFull, all[i])
 		}
 	}
-	for i, t := range tasks {
-		if !math.IsNaN(all[i]) && !a.Library.Tournament && all[i] >= 1 {
-			full = append(full, t)
-			fused = append(fused, all[i])
-		}
-	}
+	fused := append(onShort, onFull...)
 	r := &ranking{bestScore: -1, fused: meanOf(fused), tasks: len(tasks)}
 	alone := make([]*fusion, len(f.members))
 	var jobs []scoring
@@ -74,25 +69,28 @@ func (a *Aggregator) rank(ctx context.Context, dev git.Hash, f *fusion) (*rankin
 		jobs = append(jobs, scoring{alone[i].tree, short})
 	}
 	a.warm(ctx, jobs)
-	scores := make([][]float64, len(alone)) // each member's, on short then full
+	scores := make([][]float64, len(alone)) // each member's on short, then on full: the fusion's full marks until rolled out
 	var exact []scoring
 	for i, m := range alone {
-		if scores[i], err = a.perTask(ctx, m.tree, short); err != nil {
+		s, err := a.perTask(ctx, m.tree, short)
+		if err != nil {
 			return nil, err
 		}
-		if bound := meanOf(orFused(append(slices.Clone(scores[i]), fused[len(short):]...), fused)); bound > r.fused {
+		scores[i] = orFused(append(s, onFull...), fused)
+		if meanOf(scores[i]) > r.fused {
 			exact = append(exact, scoring{m.tree, full})
 		}
 	}
 	a.warm(ctx, exact)
 	for i, m := range alone {
-		rest := fused[len(short):] // full marks: the bound
 		if slices.ContainsFunc(exact, func(s scoring) bool { return s.tree == m.tree }) {
-			if rest, err = a.perTask(ctx, m.tree, full); err != nil {
+			rest, err := a.perTask(ctx, m.tree, full)
+			if err != nil {
 				return nil, err
 			}
+			scores[i] = orFused(append(scores[i][:len(short)], rest...), fused)
 		}
-		if sc := meanOf(orFused(append(slices.Clone(scores[i]), rest...), fused)); sc > r.bestScore {
+		if sc := meanOf(scores[i]); sc > r.bestScore {
 			r.best, r.bestScore = m, sc
 		}
 	}
@@ -108,44 +106,6 @@ func orFused(member, fused []float64) []float64 {
 		}
 	}
 	return member
-}
-
-// perTask is a whole-repository tree's library's mean reward on each of
-// tasks over the repeats known (one is rolled out when none is), NaN where
-// its rollout errored.
-func (a *Aggregator) perTask(ctx context.Context, tree git.Hash, tasks []eval.Task) ([]float64, error) {
-	lib, err := a.Repo.TreeOf(ctx, tree, a.Library.Path)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := a.obs.ensure(ctx, lib, tasks)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, len(rs))
-	for i, r := range rs {
-		out[i] = math.NaN()
-		if len(r) > 0 {
-			out[i] = accept.Mean(r)
-		}
-	}
-	return out, nil
-}
-
-// meanOf is the mean of xs but NaNs, 0 when there are none.
-func meanOf(xs []float64) float64 {
-	var sum float64
-	n := 0
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			sum += x
-			n++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
 }
 
 // ranked decides what rank found of a fusion: the tournament's statistics

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/git-descent/git-descent/eval"
 	"github.com/git-descent/git-descent/internal/git"
 	"github.com/git-descent/git-descent/merge"
 	"github.com/git-descent/git-descent/sandbox"
@@ -29,14 +28,6 @@ type speculation struct {
 	ctx    context.Context // speculative priority; cancelled with the speculation
 	tree   git.Hash        // the candidate's tree
 	commit func() (git.Hash, error)
-}
-
-// speculated is what speculate needs of an upcoming proposal, read before
-// it starts: the round that decides the proposal may be running by the
-// time its rollouts are.
-type speculated struct {
-	commit git.Hash
-	tasks  []eval.Task
 }
 
 // warmNext is speculative stage completion (FlashEvolve): while c's gate
@@ -87,13 +78,14 @@ func (a *Aggregator) Arrived(s *Submission) {
 }
 
 // speculateLocked merges s onto sp and rolls both out on s's own train
-// tasks, in the background; spec.mu is held.
+// tasks, in the background; spec.mu is held. What it needs of s is read
+// now: the round that decides s may be running by the time the rollouts
+// are.
 func (a *Aggregator) speculateLocked(sp *speculation, s *Submission) {
-	tasks := a.ownTasks(s)
+	tasks, proposal := a.ownTasks(s), s.Proposal.Commit
 	if len(tasks) == 0 || a.touchesGuarded([]*Submission{s}) || sp.ctx.Err() != nil {
 		return
 	}
-	next := speculated{s.Proposal.Commit, tasks}
 	a.spec.wg.Add(1)
 	go func() {
 		defer a.spec.wg.Done()
@@ -101,11 +93,11 @@ func (a *Aggregator) speculateLocked(sp *speculation, s *Submission) {
 		if err != nil {
 			return
 		}
-		tree, err := a.Repo.MergeTree(sp.ctx, merge.TreeRequest(commit, next.commit))
+		tree, err := a.Repo.MergeTree(sp.ctx, merge.TreeRequest(commit, proposal))
 		if err != nil {
 			return // a conflict the next round decides
 		}
-		a.warm(sp.ctx, []scoring{{sp.tree, next.tasks}, {tree, next.tasks}})
+		a.warm(sp.ctx, []scoring{{sp.tree, tasks}, {tree, tasks}})
 	}()
 }
 

@@ -34,32 +34,7 @@ func (f proposeFunc) Propose(ctx context.Context, req agent.ProposeRequest) (age
 // write nothing before it is in: a dev that already meets --target ends
 // the run with no proposal written.
 func TestAsyncWorkersStartDuringTheBaseline(t *testing.T) {
-	ctx, repo := gittest.NewRepo(t)
-	evals := `{"evals": [`
-	for i := 0; i < 30; i++ {
-		if i > 0 {
-			evals += ","
-		}
-		evals += fmt.Sprintf(`{"id": "t%02d", "prompt": "p", "expected_output": "right"}`, i)
-	}
-	evals += "]}"
-	writeFiles(t, repo.Top(), map[string]string{"skills/s/SKILL.md": "# S\n", "skills/s/evals/evals.json": evals})
-	file := library.File(repo)
-	for k, v := range map[string]string{"library.s.path": "skills/s", "library.s.run": "echo", "library.s.proposer": "true", "library.s.validation": "split"} {
-		if err := repo.ConfigSet(ctx, file, k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := hooks.InstallMergeDriver(ctx, repo, "skills/s", false); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.CommitAll(ctx, "init", git.Signature{Name: "T", Email: "t@example.com"}); err != nil {
-		t.Fatal(err)
-	}
-	lib, err := library.Find(ctx, repo, "s")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, repo, lib := libraryRepo(t, 30, "right", nil, map[string]string{"run": "echo", "proposer": "true", "validation": "split"})
 	splits, err := loadSplits(repo, lib)
 	if err != nil {
 		t.Fatal(err)
@@ -125,4 +100,41 @@ func writeFiles(tb testing.TB, dir string, files map[string]string) {
 			tb.Fatal(err)
 		}
 	}
+}
+
+// libraryRepo makes a repository with library s at skills/s: a one-line
+// SKILL.md, tasks eval tasks expecting expected, files beside it, the
+// library's settings config (path set), the merge driver, all committed.
+func libraryRepo(tb testing.TB, tasks int, expected string, files, config map[string]string) (context.Context, *git.Repo, *library.Library) {
+	tb.Helper()
+	ctx, repo := gittest.NewRepo(tb)
+	evals := `{"evals": [`
+	for i := 0; i < tasks; i++ {
+		if i > 0 {
+			evals += ","
+		}
+		evals += fmt.Sprintf(`{"id": "t%02d", "prompt": "p", "expected_output": %q}`, i, expected)
+	}
+	writeFiles(tb, repo.Top(), files)
+	writeFiles(tb, repo.Top(), map[string]string{"skills/s/SKILL.md": "# S\n", "skills/s/evals/evals.json": evals + "]}"})
+	file := library.File(repo)
+	if err := repo.ConfigSet(ctx, file, "library.s.path", "skills/s"); err != nil {
+		tb.Fatal(err)
+	}
+	for k, v := range config {
+		if err := repo.ConfigSet(ctx, file, "library.s."+k, v); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, err := hooks.InstallMergeDriver(ctx, repo, "skills/s", false); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := repo.CommitAll(ctx, "init", git.Signature{Name: "T", Email: "t@example.com"}); err != nil {
+		tb.Fatal(err)
+	}
+	lib, err := library.Find(ctx, repo, "s")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ctx, repo, lib
 }

@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-descent/git-descent/hooks"
 	"github.com/git-descent/git-descent/internal/git"
-	"github.com/git-descent/git-descent/internal/gittest"
 	"github.com/git-descent/git-descent/library"
 )
 
@@ -75,45 +73,18 @@ func benchRepo(b *testing.B, files, libFiles, tasks int, isolation string) (*git
 	b.Helper()
 	bin := buildOnce(b)
 	b.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	ctx, repo := gittest.NewRepo(b)
-	dir := repo.Top()
-	evals := `{"evals": [`
-	for i := 0; i < tasks; i++ {
-		if i > 0 {
-			evals += ","
-		}
-		evals += fmt.Sprintf(`{"id": "t%02d", "prompt": "p", "expected_output": "never"}`, i)
-	}
-	evals += "]}"
-	content := map[string]string{"skills/s/SKILL.md": "# S\n", "skills/s/evals/evals.json": evals}
+	content := map[string]string{}
 	for i := 1; i < libFiles; i++ {
 		content[fmt.Sprintf("skills/s/references/r%02d.md", i)] = fmt.Sprintf("reference %d\n", i)
 	}
 	for i := 0; i < files; i++ {
 		content[fmt.Sprintf("src/d%02d/f%04d.txt", i%100, i)] = fmt.Sprintf("file %d\n", i)
 	}
-	writeFiles(b, dir, content)
-	file := library.File(repo)
-	for k, v := range map[string]string{
-		"library.s.path":      "skills/s",
-		"library.s.isolation": isolation,
-		"library.s.run":       "echo answer",
-		"library.s.proposer":  `echo "edit $DESCENT_WORKER $(date +%s%N)" >> "$DESCENT_SKILL_DIR/SKILL.md"`,
-	} {
-		if err := repo.ConfigSet(ctx, file, k, v); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if _, err := hooks.InstallMergeDriver(ctx, repo, "skills/s", false); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := repo.CommitAll(ctx, "init", git.Signature{Name: "B", Email: "b@example.com"}); err != nil {
-		b.Fatal(err)
-	}
-	lib, err := library.Find(ctx, repo, "s")
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, repo, lib := libraryRepo(b, tasks, "never", content, map[string]string{
+		"isolation": isolation,
+		"run":       "echo answer",
+		"proposer":  `echo "edit $DESCENT_WORKER $(date +%s%N)" >> "$DESCENT_SKILL_DIR/SKILL.md"`,
+	})
 	return repo, lib
 }
 
